@@ -1,0 +1,242 @@
+"""Load a server's YAML configuration with variable substitution and environment overrides.
+
+Values may use ``${PROJECT_ROOT}``, ``${SERVER_ROOT}``, ``${MCP_NAME}``, ``${MCP_NAME_UNDERSCORED}``
+and any environment variable. Any key can be overridden from the environment with
+``DOCMCP_<SECTION>__<KEY>=value`` (for example ``DOCMCP_EMBEDDING__PROVIDER=openai``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ENV_PREFIX = "DOCMCP_"
+_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+NAME_PATTERN = re.compile(r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$")
+
+
+class ConfigError(ValueError):
+    """The configuration is missing, malformed or names something that does not exist."""
+
+
+def project_root() -> Path:
+    """Return the repository root (the folder holding ``pyproject.toml`` and ``servers/``)."""
+    env = os.environ.get("DOCMCP_PROJECT_ROOT")
+    if env:
+        return Path(env).resolve()
+    return Path(__file__).resolve().parents[2]
+
+
+def underscored(name: str) -> str:
+    """Return ``name`` as a Python/file friendly identifier: ``mojo-manual`` → ``mojo_manual``."""
+    return name.replace("-", "_")
+
+
+def server_root(name: str, root: Path | None = None) -> Path:
+    """Return ``servers/NAME`` under the project root."""
+    return (root or project_root()) / "servers" / name
+
+
+def substitute(value: Any, variables: dict[str, str]) -> Any:
+    """Replace ``${VAR}`` in every string of ``value`` (recursively); unknown variables raise."""
+    if isinstance(value, str):
+
+        def replace(match: re.Match[str]) -> str:
+            key = match.group(1)
+            if key in variables:
+                return variables[key]
+            if key in os.environ:
+                return os.environ[key]
+            raise ConfigError(
+                f"unknown variable ${{{key}}} in configuration (set it in the environment)"
+            )
+
+        return _VARIABLE.sub(replace, value)
+    if isinstance(value, dict):
+        return {k: substitute(v, variables) for k, v in value.items()}
+    if isinstance(value, list):
+        return [substitute(v, variables) for v in value]
+    return value
+
+
+def apply_env_overrides(
+    data: dict[str, Any], environ: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """Apply ``DOCMCP_SECTION__KEY=value`` overrides (values parsed as YAML scalars)."""
+    environ = dict(os.environ if environ is None else environ)
+    for key, raw in sorted(environ.items()):
+        if not key.startswith(ENV_PREFIX) or "__" not in key:
+            continue
+        path = [part.lower() for part in key[len(ENV_PREFIX) :].split("__")]
+        target = data
+        for part in path[:-1]:
+            target = target.setdefault(part, {})
+            if not isinstance(target, dict):
+                raise ConfigError(f"{key}: {part!r} is not a section")
+        target[path[-1]] = yaml.safe_load(raw) if raw else raw
+    return data
+
+
+def load_yaml(path: Path, variables: dict[str, str]) -> dict[str, Any]:
+    """Read ``path`` as YAML, substitute variables and apply environment overrides."""
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except FileNotFoundError:
+        raise ConfigError(f"configuration file not found: {path}") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path} is not valid YAML: {exc}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a mapping at the top level")
+    return substitute(apply_env_overrides(data), variables)
+
+
+@dataclass
+class SourceConfig:
+    """Where the documents come from and where the build reads them."""
+
+    path: Path
+    local: Path | None = None
+    git_url: str | None = None
+    git_ref: str | None = None
+    git_subfolder: str | None = None
+
+
+@dataclass
+class JsonlConfig:
+    """Field names of a JSONL export (BEIR's ``corpus.jsonl`` by default)."""
+
+    id_fields: list[str] = field(default_factory=lambda: ["_id", "id"])
+    title_field: str = "title"
+    text_field: str = "text"
+    url_field: str = "url"
+
+
+@dataclass
+class ChunkingConfig:
+    """Token budgets of the chunker, counted with the embedding model's tokenizer."""
+
+    max_tokens: int = 256
+    overlap_tokens: int = 50
+    max_breadcrumb_tokens: int = 48
+
+
+@dataclass
+class OpenAIConfig:
+    """An OpenAI-compatible ``/v1/embeddings`` endpoint."""
+
+    base_url: str = "http://127.0.0.1:8000/v1"
+    model: str = "sentence-transformers/all-MiniLM-L6-v2"
+    api_key_env: str = "OPENAI_API_KEY"
+    timeout: float = 60.0
+    retries: int = 3
+    batch_size: int = 64
+    auto_start: bool = False
+    start_command: str | None = None
+    start_timeout: float = 300.0
+
+
+@dataclass
+class EmbeddingConfig:
+    """Which embedder the build uses."""
+
+    provider: str = "local"
+    model_path: str | None = None
+    batch_size: int = 32
+    threads: int | None = None
+    openai: OpenAIConfig = field(default_factory=OpenAIConfig)
+
+
+@dataclass
+class ProcessingConfig:
+    """Everything ``build`` needs, from ``config/processing_config.yaml``."""
+
+    name: str
+    server_root: Path
+    source: SourceConfig
+    format: str = "auto"
+    include: list[str] = field(default_factory=list)
+    exclude: list[str] = field(default_factory=list)
+    max_file_bytes: int = 20_000_000
+    max_depth: int = 32
+    url_base: str | None = None
+    jsonl: JsonlConfig = field(default_factory=JsonlConfig)
+    chunking: ChunkingConfig = field(default_factory=ChunkingConfig)
+    embedding: EmbeddingConfig = field(default_factory=EmbeddingConfig)
+    raw: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def database_path(self) -> Path:
+        """The runtime database: ``servers/NAME/runtime/NAME_UNDERSCORED.db``."""
+        return self.server_root / "runtime" / f"{underscored(self.name)}.db"
+
+    @property
+    def work_dir(self) -> Path:
+        """Build artefacts kept between builds (Parquet, DuckLake, embedding cache)."""
+        return self.server_root / "build"
+
+
+def _section(data: dict[str, Any], key: str, cls: type, path: Path) -> Any:
+    values = data.get(key) or {}
+    if not isinstance(values, dict):
+        raise ConfigError(f"{path}: '{key}' must be a mapping")
+    known = set(cls.__dataclass_fields__)
+    unknown = sorted(set(values) - known)
+    if unknown:
+        raise ConfigError(f"{path}: unknown key(s) in '{key}': {', '.join(unknown)}")
+    return cls(**values)
+
+
+def variables_for(name: str, root: Path) -> dict[str, str]:
+    """The variables every config template may use."""
+    return {
+        "PROJECT_ROOT": str(root),
+        "SERVER_ROOT": str(server_root(name, root)),
+        "MCP_NAME": name,
+        "MCP_NAME_UNDERSCORED": underscored(name),
+    }
+
+
+def load_processing_config(name: str, root: Path | None = None) -> ProcessingConfig:
+    """Load ``servers/NAME/config/processing_config.yaml``."""
+    root = root or project_root()
+    srv = server_root(name, root)
+    if not srv.is_dir():
+        raise ConfigError(
+            f"no server named {name!r} (looked in {srv}); create it with "
+            f"`tools/scaffold_new_mcp.sh {name} --source PATH`"
+        )
+    path = srv / "config" / "processing_config.yaml"
+    data = load_yaml(path, variables_for(name, root))
+    source = data.get("source") or {}
+    if "path" not in source:
+        raise ConfigError(f"{path}: 'source.path' is required")
+    git = source.get("git") or {}
+    embedding = dict(data.get("embedding") or {})
+    openai = _section(embedding, "openai", OpenAIConfig, path)
+    embedding["openai"] = openai
+    return ProcessingConfig(
+        name=name,
+        server_root=srv,
+        source=SourceConfig(
+            path=Path(source["path"]),
+            local=Path(source["local"]) if source.get("local") else None,
+            git_url=git.get("url"),
+            git_ref=git.get("ref"),
+            git_subfolder=git.get("subfolder"),
+        ),
+        format=str(data.get("format", "auto")),
+        include=list(data.get("include") or []),
+        exclude=list(data.get("exclude") or []),
+        max_file_bytes=int(data.get("max_file_bytes", 20_000_000)),
+        max_depth=int(data.get("max_depth", 32)),
+        url_base=data.get("url_base") or None,
+        jsonl=_section(data, "jsonl", JsonlConfig, path),
+        chunking=_section(data, "chunking", ChunkingConfig, path),
+        embedding=_section({"embedding": embedding}, "embedding", EmbeddingConfig, path),
+        raw=data,
+    )

@@ -1,0 +1,89 @@
+"""Materialise a DuckLake snapshot into the runtime database, atomically.
+
+The file holds the ``chunks`` table, an HNSW index (cosine) on the embeddings, a BM25 full-text
+index on title and content, and ``build_info``. It is written to a temporary file beside the
+target and renamed over it only when complete, so a failed build never breaks a working server.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from docserve.duck import connect
+
+from docbuild.lake import LAKE_ALIAS, attach_lake
+
+FTS_OPTIONS = {
+    "stemmer": "porter",
+    "stopwords": "english",
+    "ignore": r"(\\.|[^a-z0-9_])+",
+    "strip_accents": 1,
+    "lower": 1,
+}
+HNSW_OPTIONS = {"metric": "cosine", "ef_construction": 128, "M": 16}
+
+
+def materialize(
+    lake_dir: Path, snapshot_id: int, target: Path, dimension: int, build_info: dict[str, object]
+) -> dict[str, int]:
+    """Write snapshot ``snapshot_id`` of the lake to ``target``; returns row counts."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f"{target.name}.tmp-{os.getpid()}")
+    tmp.unlink(missing_ok=True)
+    try:
+        con = connect(tmp, extensions=("vss", "fts", "ducklake"))
+        try:
+            attach_lake(con, lake_dir, read_only=True)
+            con.execute(
+                "CREATE TABLE chunks AS SELECT * REPLACE "
+                f"(embedding::FLOAT[{int(dimension)}] AS embedding) "
+                f"FROM {LAKE_ALIAS}.chunks AT (VERSION => ?) ORDER BY path, document_id, chunk_index",
+                [snapshot_id],
+            )
+            con.execute(f"DETACH {LAKE_ALIAS}")
+            con.execute("ALTER TABLE chunks ADD PRIMARY KEY (chunk_id)")
+            con.execute("SET hnsw_enable_experimental_persistence = true")
+            con.execute(
+                f"CREATE INDEX chunks_embedding_hnsw ON chunks USING HNSW (embedding) "
+                f"WITH ({_sql_options(HNSW_OPTIONS)})"
+            )
+            con.execute(
+                f"PRAGMA create_fts_index('chunks', 'chunk_id', 'title', 'content', {_sql_options(FTS_OPTIONS)})"
+            )
+            counts = {
+                "chunks": con.execute("SELECT count(*) FROM chunks").fetchone()[0],
+                "documents": con.execute(
+                    "SELECT count(DISTINCT document_id) FROM chunks"
+                ).fetchone()[0],
+            }
+            info = {
+                **build_info,
+                "snapshot_id": snapshot_id,
+                "chunk_count": counts["chunks"],
+                "document_count": counts["documents"],
+                "fts": {"fields": ["title", "content"], **FTS_OPTIONS},
+                "hnsw": HNSW_OPTIONS,
+            }
+            con.execute("CREATE TABLE build_info (key VARCHAR PRIMARY KEY, value JSON)")
+            con.executemany(
+                "INSERT INTO build_info VALUES (?, ?)",
+                [(key, json.dumps(value, default=str)) for key, value in sorted(info.items())],
+            )
+            con.execute("CHECKPOINT")
+        finally:
+            con.close()
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
+        Path(f"{tmp}.wal").unlink(missing_ok=True)
+    return counts
+
+
+def _sql_options(options: dict[str, object]) -> str:
+    """``key = value`` pairs for a PRAGMA or WITH clause (strings quoted as SQL literals)."""
+    return ", ".join(
+        f"{key} = '{value}'" if isinstance(value, str) else f"{key} = {value}"
+        for key, value in options.items()
+    )

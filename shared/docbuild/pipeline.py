@@ -1,0 +1,303 @@
+"""The build: discover → preprocess → chunk → embed → consolidate → snapshot → materialise."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+import duckdb
+import numpy as np
+from tqdm import tqdm
+
+from docbuild import __version__
+from docbuild.chunker import Chunk, Chunker, fence_balanced
+from docbuild.config import ProcessingConfig
+from docbuild.consolidate import chunks_table, write_parquet
+from docbuild.discover import SourceFile, discover
+from docbuild.documents import Document, FileProblem, SkipFile
+from docbuild.embedding import Embedder, EmbeddingError, make_embedder
+from docbuild.embedding.cache import EmbeddingCache
+from docbuild.lake import Snapshot, snapshot_chunks
+from docbuild.materialize import materialize
+from docbuild.processors import processor_for
+from docbuild.sync import source_revision, sync_source
+from docbuild.tokens import TokenCounter
+
+EMBED_GROUP = 256
+
+
+class BuildError(RuntimeError):
+    """A stage failed; the message says which and why. The previous database is untouched."""
+
+
+@dataclass
+class Hygiene:
+    """Chunk quality figures the build reports and the tests assert."""
+
+    chunks: int
+    unbalanced_fences: int
+    with_hierarchy: int
+    max_tokens: int
+    over_limit: int
+    token_limit: int
+
+    @property
+    def hierarchy_share(self) -> float:
+        """Share of chunks with a non-empty ``section_hierarchy``."""
+        return self.with_hierarchy / self.chunks if self.chunks else 0.0
+
+
+@dataclass
+class BuildReport:
+    """What a build did, for the summary and for tests."""
+
+    name: str
+    database: Path
+    files: int = 0
+    documents: int = 0
+    chunks: int = 0
+    embedded: int = 0
+    cached: int = 0
+    problems: list[FileProblem] = field(default_factory=list)
+    seconds: dict[str, float] = field(default_factory=dict)
+    hygiene: Hygiene | None = None
+    snapshot: Snapshot | None = None
+
+    @property
+    def skipped(self) -> list[FileProblem]:
+        """Files left out of the build."""
+        return [p for p in self.problems if p.skipped]
+
+
+def log(message: str) -> None:
+    """Progress lines go to stderr."""
+    print(message, file=sys.stderr, flush=True)
+
+
+def progress(iterable: object = None, **kwargs: object) -> tqdm:
+    """A progress bar on stderr (shown on a terminal, quiet in logs)."""
+    return tqdm(
+        iterable,
+        file=sys.stderr,
+        mininterval=1.0,
+        dynamic_ncols=True,
+        leave=False,
+        disable=None,
+        **kwargs,
+    )
+
+
+class Build:
+    """One build of one server."""
+
+    def __init__(self, config: ProcessingConfig, embedder: Embedder | None = None) -> None:
+        self.config = config
+        self._embedder = embedder
+        self.report = BuildReport(config.name, config.database_path)
+
+    @contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        """Time a stage and turn its failure into a :class:`BuildError` naming it."""
+        log(f"[{name}] ...")
+        start = time.perf_counter()
+        try:
+            yield
+        except BuildError:
+            raise
+        except (EmbeddingError, OSError, ValueError, duckdb.Error) as exc:
+            raise BuildError(f"stage '{name}' failed: {exc}") from exc
+        finally:
+            self.report.seconds[name] = time.perf_counter() - start
+        log(f"[{name}] done in {self.report.seconds[name]:.1f} s")
+
+    def run(self) -> BuildReport:
+        """Run every stage; raises :class:`BuildError` on the first failure."""
+        config = self.config
+        with self.stage("discover"):
+            if not config.source.path.exists() and (config.source.local or config.source.git_url):
+                log(f"source {config.source.path} not synced yet: syncing it first")
+                sync_source(config)
+            files, problems = discover(
+                config.source.path,
+                config.include,
+                config.exclude,
+                config.format,
+                config.max_file_bytes,
+                config.max_depth,
+            )
+            self.report.problems.extend(problems)
+            self.report.files = len(files)
+        with self.stage("preprocess"):
+            documents = self.preprocess(files)
+        if not documents:
+            raise BuildError(
+                f"no documents to index: {len(files)} file(s) found under {config.source.path}"
+                f" ({len(self.report.skipped)} skipped). Check source.path, include and format in "
+                f"{config.server_root / 'config' / 'processing_config.yaml'}"
+            )
+        counter = TokenCounter(config.embedding.model_path)
+        with self.stage("chunk"):
+            chunks = Chunker(counter, config.chunking).chunk_documents(
+                progress(documents, desc="chunk", unit="doc")
+            )
+            self.report.chunks = len(chunks)
+            self.report.hygiene = measure_hygiene(chunks, counter, config.chunking.max_tokens)
+        with self.stage("embed"):
+            embedder = self.embedder()
+            embeddings = self.embed(chunks, embedder)
+        with self.stage("consolidate"):
+            parquet = write_parquet(
+                chunks_table(chunks, embeddings), config.work_dir / "chunks.parquet"
+            )
+        info = self.build_info(embedder, files, documents)
+        with self.stage("snapshot"):
+            message = f"build of {config.name}: {len(documents)} documents, {len(chunks)} chunks"
+            self.report.snapshot = snapshot_chunks(config.work_dir / "lake", parquet, message, info)
+        with self.stage("materialise"):
+            materialize(
+                config.work_dir / "lake",
+                self.report.snapshot.snapshot_id,
+                config.database_path,
+                embeddings.shape[1],
+                {**info, "built_at": datetime.now(UTC).isoformat(timespec="seconds")},
+            )
+        return self.report
+
+    def embedder(self) -> Embedder:
+        """The configured embedder, health-checked."""
+        if self._embedder is None:
+            self._embedder = make_embedder(self.config.embedding)
+        self._embedder.check()
+        return self._embedder
+
+    def preprocess(self, files: list[SourceFile]) -> list[Document]:
+        """Parse every file; a file that fails is reported and skipped, the build goes on."""
+        documents: list[Document] = []
+        seen: set[str] = set()
+        for file in progress(files, desc="preprocess", unit="file"):
+            try:
+                processor = processor_for(file.path, self.config.url_base, self.config.jsonl)
+                docs, problems = processor.process(file.path, file.relative)
+            except SkipFile as exc:
+                self.report.problems.append(FileProblem(file.relative, str(exc)))
+                continue
+            except Exception as exc:  # a parser bug must not sink the whole build
+                self.report.problems.append(
+                    FileProblem(file.relative, f"could not be parsed: {exc!r}")
+                )
+                continue
+            self.report.problems.extend(problems)
+            if not docs and not problems:
+                self.report.problems.append(FileProblem(file.relative, "no text content"))
+            for doc in docs:
+                if doc.document_id in seen:
+                    self.report.problems.append(
+                        FileProblem(
+                            file.relative, f"duplicate document id {doc.document_id!r}; skipped"
+                        )
+                    )
+                    continue
+                seen.add(doc.document_id)
+                documents.append(doc)
+        self.report.documents = len(documents)
+        return documents
+
+    def embed(self, chunks: list[Chunk], embedder: Embedder) -> np.ndarray:
+        """Vectors for every chunk: from the cache, else embedded (and cached batch by batch)."""
+        cache = EmbeddingCache(self.config.work_dir / "embeddings.duckdb")
+        try:
+            texts = {c.content_hash: c.embedding_text for c in chunks}
+            vectors = cache.get_many(embedder.cache_key, list(texts))
+            missing = sorted((h for h in texts if h not in vectors), key=lambda h: len(texts[h]))
+            self.report.cached = len(texts) - len(missing)
+            with progress(total=len(missing), desc="embed", unit="chunk") as bar:
+                for start in range(0, len(missing), EMBED_GROUP):
+                    group = missing[start : start + EMBED_GROUP]
+                    matrix = embedder.embed_batch([texts[h] for h in group])
+                    cache.put_many(embedder.cache_key, group, matrix)
+                    vectors.update(zip(group, matrix, strict=True))
+                    bar.update(len(group))
+            self.report.embedded = len(missing)
+        finally:
+            cache.close()
+        return np.stack([vectors[c.content_hash] for c in chunks]).astype(np.float32)
+
+    def build_info(
+        self, embedder: Embedder, files: list[SourceFile], documents: list[Document]
+    ) -> dict[str, object]:
+        """What the runtime needs to know about this build (stored in ``build_info``)."""
+        config = self.config
+        encoder = getattr(embedder, "encoder", None)
+        return {
+            "name": config.name,
+            "tool_version": __version__,
+            "duckdb_version": duckdb.__version__,
+            "embedding_provider": config.embedding.provider,
+            "model_id": embedder.model_id,
+            "model_cache_key": embedder.cache_key,
+            "model_sha256": getattr(encoder, "weights_sha256", None),
+            "dimension": embedder.dimension,
+            "normalized": True,
+            "metric": "cosine",
+            "max_seq_length": config.chunking.max_tokens,
+            "chunking": vars(config.chunking),
+            "source_path": str(config.source.path),
+            "source_revision": source_revision(config.source.path),
+            "file_count": len(files),
+            "skipped_count": len(self.report.skipped),
+            "config_hash": hashlib.sha256(
+                json.dumps(config.raw, sort_keys=True, default=str).encode()
+            ).hexdigest(),
+        }
+
+
+def measure_hygiene(chunks: list[Chunk], counter: TokenCounter, limit: int) -> Hygiene:
+    """Count unbalanced fences, breadcrumb coverage and token lengths (special tokens included)."""
+    lengths = counter.with_special([c.embedding_text for c in chunks])
+    return Hygiene(
+        chunks=len(chunks),
+        unbalanced_fences=sum(not fence_balanced(c.content) for c in chunks),
+        with_hierarchy=sum(bool(c.section_hierarchy) for c in chunks),
+        max_tokens=max(lengths, default=0),
+        over_limit=sum(n > limit for n in lengths),
+        token_limit=limit,
+    )
+
+
+def format_summary(report: BuildReport) -> str:
+    """A human summary of a build: counts, hygiene, skipped files, seconds per stage."""
+    lines = [
+        f"Built {report.name}: {report.database}",
+        f"  files {report.files}, documents {report.documents}, chunks {report.chunks} "
+        f"(embedded {report.embedded}, from cache {report.cached})",
+    ]
+    if report.snapshot:
+        s = report.snapshot
+        lines.append(f"  DuckLake snapshot {s.snapshot_id}: +{s.added} / -{s.removed} chunks")
+    if report.hygiene:
+        h = report.hygiene
+        lines.append(
+            f"  chunk hygiene: unbalanced code fences {h.unbalanced_fences}; "
+            f"with section hierarchy {h.hierarchy_share:.1%}; "
+            f"max tokens {h.max_tokens} (limit {h.token_limit}, over limit {h.over_limit})"
+        )
+    skipped = report.skipped
+    notes = [p for p in report.problems if not p.skipped]
+    lines.append(f"  skipped files: {len(skipped)}")
+    lines.extend(f"    - {p.path}: {p.reason}" for p in skipped)
+    if notes:
+        lines.append(f"  parsed best-effort: {len(notes)}")
+        lines.extend(f"    - {p.path}: {p.reason}" for p in notes)
+    total = sum(report.seconds.values())
+    stages = ", ".join(f"{k} {v:.1f}" for k, v in report.seconds.items())
+    lines.append(f"  seconds: {stages} (total {total:.1f})")
+    if report.chunks and total:
+        lines.append(f"  throughput: {report.chunks / total:.1f} chunks/s end to end")
+    return "\n".join(lines)

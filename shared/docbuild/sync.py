@@ -1,0 +1,129 @@
+"""Fill ``source-documentation/NAME`` from the configured source: a git repository or a local path."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+
+from docbuild.config import ProcessingConfig
+
+SYNC_FILE = ".sync.json"
+GIT_TIMEOUT = 600
+
+
+class SyncError(RuntimeError):
+    """The source could not be fetched or copied."""
+
+
+def _git(*args: str, cwd: Path | None = None) -> str:
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}
+    try:
+        out = subprocess.run(
+            ["git", *args], cwd=cwd, capture_output=True, text=True, timeout=GIT_TIMEOUT, env=env
+        )
+    except FileNotFoundError:
+        raise SyncError("git is not installed; install it or use a local source path") from None
+    except subprocess.TimeoutExpired:
+        raise SyncError(f"git {args[0]} timed out after {GIT_TIMEOUT} s (network down?)") from None
+    if out.returncode != 0:
+        detail = (out.stderr.strip().splitlines() or ["no output"])[-1]
+        raise SyncError(f"git {args[0]} failed: {detail}")
+    return out.stdout.strip()
+
+
+def git_revision(path: Path) -> str | None:
+    """The commit of the git checkout holding ``path``, if any."""
+    try:
+        return _git("-C", str(path), "rev-parse", "HEAD") or None
+    except SyncError:
+        return None
+
+
+def source_revision(path: Path) -> str | None:
+    """The revision recorded by the last sync, or the git commit of a checkout."""
+    folder = path if path.is_dir() else path.parent
+    record = folder / SYNC_FILE
+    if record.is_file():
+        try:
+            return json.loads(record.read_text()).get("revision")
+        except (ValueError, OSError):
+            return None
+    return git_revision(folder) if folder.exists() else None
+
+
+def _replace_dir(staged: Path, target: Path) -> None:
+    """Swap ``staged`` in at ``target`` (the old copy is removed only after the move)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    old = target.with_name(f".{target.name}.old")
+    shutil.rmtree(old, ignore_errors=True)
+    if target.exists():
+        target.rename(old)
+    staged.rename(target)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def sync_source(config: ProcessingConfig) -> dict[str, str | None]:
+    """Fetch or copy the source into ``config.source.path``; returns what was recorded."""
+    source = config.source
+    target = source.path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    try:
+        if source.git_url:
+            record = _sync_git(source.git_url, source.git_ref, source.git_subfolder, staging)
+        elif source.local:
+            record = _sync_local(source.local, staging)
+        else:
+            raise SyncError(
+                "no source to sync: set source.local (a folder or file) or source.git.url in "
+                f"{config.server_root / 'config' / 'processing_config.yaml'}"
+            )
+        record["synced_at"] = datetime.now(UTC).isoformat(timespec="seconds")
+        (staging / "content" / SYNC_FILE).write_text(json.dumps(record, indent=2) + "\n")
+        _replace_dir(staging / "content", target)
+        return record
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _sync_git(
+    url: str, ref: str | None, subfolder: str | None, staging: Path
+) -> dict[str, str | None]:
+    checkout = staging / "checkout"
+    args = ["clone", "--depth", "1", "--filter=blob:none", "--no-tags"]
+    if subfolder:
+        args.append("--sparse")
+    if ref:
+        args += ["--branch", ref]
+    try:
+        _git(*args, url, str(checkout))
+    except SyncError as exc:
+        raise SyncError(
+            f"could not fetch {url}: {exc}. Offline? Use a local path (source.local) instead."
+        ) from None
+    if subfolder:
+        _git("sparse-checkout", "set", subfolder, cwd=checkout)
+    folder = checkout / subfolder if subfolder else checkout
+    if not folder.is_dir():
+        raise SyncError(f"{url} has no folder {subfolder!r} at {ref or 'its default branch'}")
+    revision = _git("rev-parse", "HEAD", cwd=checkout)
+    shutil.copytree(folder, staging / "content", ignore=shutil.ignore_patterns(".git"))
+    return {"origin": url, "ref": ref, "subfolder": subfolder, "revision": revision}
+
+
+def _sync_local(origin: Path, staging: Path) -> dict[str, str | None]:
+    if not origin.exists():
+        raise SyncError(f"local source does not exist: {origin}")
+    content = staging / "content"
+    if origin.is_file():
+        content.mkdir()
+        shutil.copy2(origin, content / origin.name)
+    else:
+        shutil.copytree(origin, content, ignore=shutil.ignore_patterns(".git"))
+    folder = origin if origin.is_dir() else origin.parent
+    return {"origin": str(origin), "revision": git_revision(folder)}

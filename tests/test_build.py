@@ -1,0 +1,156 @@
+"""End-to-end builds of corpora the tests write, through the real pipeline and real DuckDB."""
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+from docbuild.config import load_processing_config
+from docbuild.pipeline import Build, BuildError
+from docbuild.scaffold import scaffold
+from docserve.duck import connect
+from pdfmaker import write_pdf
+
+GOOD = {
+    "guide.md": "---\ntitle: Vector guide\n---\nIntro.\n\n## Cosine distance\n\n"
+    "Use `array_cosine_distance` to compare embeddings.\n\n```sql\nSELECT a < b;\n```\n",
+    "mdx/page.mdx": "import X from '@site/x';\n\n# Widgets\n\n<Tabs><TabItem value=\"a\">\n\n"
+    "Widgets render a <b>bold</b> label when a < b.\n\n</TabItem></Tabs>\n",
+    "broken-front-matter.md": "---\ntitle: [oops\n---\nThe body of a page whose front matter is broken.\n",
+    "unclosed.md": "# Unclosed\n\nText before.\n\n```python\nprint('never closed')\n",
+}
+BAD = {
+    "invalid-utf8.md": b"caf\xe9 \xff\xfe",
+    "binary.md": b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR",
+    "empty.md": b"",
+    "corrupt.pdf": b"%PDF-1.4\nthis is not a pdf",
+}
+
+
+def write_corpus(root: Path) -> Path:
+    src = root / "corpus"
+    for name, text in GOOD.items():
+        (src / name).parent.mkdir(parents=True, exist_ok=True)
+        (src / name).write_text(text)
+    for name, data in BAD.items():
+        (src / name).write_bytes(data)
+    write_pdf(
+        src / "manual.pdf",
+        [["Page one covers installation."], ["Page two covers HNSW indexes."]],
+        "Manual",
+    )
+    from pypdf import PdfWriter
+
+    writer = PdfWriter(clone_from=str(src / "manual.pdf"))
+    writer.encrypt("pw")
+    writer.write(src / "encrypted.pdf")
+    (src / "records.jsonl").write_text(
+        json.dumps(
+            {"_id": "r1", "title": "Record one", "text": "A JSONL record about rate limits."}
+        )
+        + "\n"
+    )
+    return src
+
+
+@pytest.fixture
+def built(project: Path, embedder):
+    src = write_corpus(project)
+    scaffold("small-docs", str(src), "auto", "https://docs.example.org", root=project)
+    config = load_processing_config("small-docs", project)
+    report = Build(config, embedder).run()
+    return config, report
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_build_indexes_good_files_and_reports_bad_ones(built):
+    config, report = built
+    skipped = {p.path: p.reason for p in report.skipped}
+    assert set(skipped) == {*BAD, "encrypted.pdf"}
+    assert "UTF-8" in skipped["invalid-utf8.md"] and "binary" in skipped["binary.md"]
+    assert "empty" in skipped["empty.md"] and "encrypted" in skipped["encrypted.pdf"]
+    notes = {p.path: p.reason for p in report.problems if not p.skipped}
+    assert (
+        "front matter" in notes["broken-front-matter.md"] and "never closed" in notes["unclosed.md"]
+    )
+    assert report.documents == 6 and report.chunks >= 6 and report.embedded == report.chunks
+    assert report.hygiene.unbalanced_fences == 0 and report.hygiene.over_limit == 0
+
+    con = connect(config.database_path, read_only=True)
+    rows = con.execute("SELECT document_id, path, page, url, section_url FROM chunks").fetchall()
+    assert {r[0] for r in rows} == {
+        "guide.md",
+        "mdx/page.mdx",
+        "broken-front-matter.md",
+        "unclosed.md",
+        "manual.pdf",
+        "r1",
+    }
+    assert {r[2] for r in rows if r[0] == "manual.pdf"} == {1, 2}
+    assert (
+        "guide.md",
+        "guide.md",
+        None,
+        "https://docs.example.org/guide",
+        "https://docs.example.org/guide#cosine-distance",
+    ) in rows
+    mdx = con.execute("SELECT content FROM chunks WHERE document_id = 'mdx/page.mdx'").fetchone()[0]
+    assert "a < b" in mdx and "<b>" not in mdx and "import" not in mdx
+    indexes = {r[0] for r in con.execute("SELECT index_name FROM duckdb_indexes()").fetchall()}
+    assert "chunks_embedding_hnsw" in indexes
+    hits = con.execute(
+        "SELECT document_id FROM (SELECT *, fts_main_chunks.match_bm25(chunk_id, 'hnsw indexes') AS s FROM chunks)"
+        " WHERE s IS NOT NULL ORDER BY s DESC"
+    ).fetchall()
+    assert hits[0][0] == "manual.pdf"
+    info = dict(con.execute("SELECT key, value FROM build_info").fetchall())
+    assert json.loads(info["model_id"]) == "sentence-transformers/all-MiniLM-L6-v2"
+    assert json.loads(info["dimension"]) == 384
+    assert json.loads(info["snapshot_id"]) == report.snapshot.snapshot_id
+    assert json.loads(info["chunk_count"]) == report.chunks
+    vector = con.execute("SELECT embedding FROM chunks WHERE document_id = 'r1'").fetchone()[0]
+    nearest = con.execute(
+        "SELECT document_id FROM chunks ORDER BY array_cosine_distance(embedding, ?::FLOAT[384]) LIMIT 1",
+        [vector],
+    ).fetchone()[0]
+    assert nearest == "r1"
+
+
+def test_unchanged_rebuild_embeds_nothing_and_edit_embeds_only_changes(built, embedder):
+    config, first = built
+    again = Build(config, embedder).run()
+    assert again.embedded == 0 and again.cached == first.chunks
+    assert (again.snapshot.added, again.snapshot.removed) == (0, 0)
+    source = config.source.path / "guide.md"
+    source.write_text(source.read_text() + "\n## New section\n\nFresh words about quantisation.\n")
+    edited = Build(config, embedder).run()
+    assert 1 <= edited.embedded <= 2
+    assert edited.snapshot.snapshot_id > again.snapshot.snapshot_id
+
+
+def test_failed_build_leaves_previous_database_untouched(built, monkeypatch):
+    config, _ = built
+    before = digest(config.database_path)
+    (config.source.path / "new.md").write_text("# New\n\nA page that needs embedding.\n")
+    # a real endpoint that is not there: nothing listens on port 9 of the loopback
+    monkeypatch.setenv("DOCMCP_EMBEDDING__PROVIDER", "openai")
+    monkeypatch.setenv("DOCMCP_EMBEDDING__OPENAI__BASE_URL", "http://127.0.0.1:9/v1")
+    failing = load_processing_config(config.name, config.server_root.parents[1])
+    with pytest.raises(BuildError, match=r"embed.*127\.0\.0\.1:9"):
+        Build(failing).run()
+    assert digest(config.database_path) == before
+    assert sorted(p.name for p in config.database_path.parent.iterdir()) == [
+        config.database_path.name
+    ]
+
+
+def test_zero_documents_is_a_clear_error(project: Path, embedder):
+    src = project / "empty-corpus"
+    src.mkdir()
+    (src / "empty.md").write_bytes(b"")
+    scaffold("nothing", str(src), "md", root=project)
+    with pytest.raises(BuildError, match="no documents to index"):
+        Build(load_processing_config("nothing", project), embedder).run()

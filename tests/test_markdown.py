@@ -1,0 +1,65 @@
+"""Markdown: front matter, sections, fences, URLs, best-effort notes."""
+
+from pathlib import Path
+
+from docbuild.processors.markdown import (
+    MarkdownProcessor,
+    document_url,
+    split_front_matter,
+    split_sections,
+)
+
+
+def test_front_matter_parsed_and_broken_front_matter_reported():
+    meta, body, note = split_front_matter("---\ntitle: Hello\ntags: [a, b]\n---\nBody\n")
+    assert meta == {"title": "Hello", "tags": ["a", "b"]} and body == "Body\n" and note is None
+    meta, body, note = split_front_matter("---\ntitle: [unclosed\n---\nBody\n")
+    assert meta == {} and body == "Body\n" and "broken front matter" in note
+    meta, body, note = split_front_matter("---\ntitle: x\nno end\n")
+    assert meta == {} and "no closing" in note and body.startswith("---")
+
+
+def test_sections_follow_headings_but_not_inside_code():
+    body = (
+        "Intro.\n\n## A\n\ntext a\n\n```bash\n# not a heading\n```\n\n### A.1\n\ndeep\n\n## B\n\nb"
+    )
+    sections, note = split_sections(body, "Doc")
+    assert note is None
+    assert [s.hierarchy for s in sections] == [
+        ["Doc"],
+        ["Doc", "A"],
+        ["Doc", "A", "A.1"],
+        ["Doc", "B"],
+    ]
+    assert "# not a heading" in sections[1].text
+    assert sections[2].anchor == "a1"
+
+
+def test_h1_becomes_root_and_heading_only_sections_merge_forward():
+    sections, _ = split_sections("# Title\n\n## Empty\n\n### Child\n\ncontent", "fallback")
+    assert len(sections) == 1
+    assert sections[0].hierarchy == ["Title", "Empty", "Child"]
+    assert sections[0].text.startswith("# Title")
+
+
+def test_unclosed_fence_is_closed_and_reported():
+    sections, note = split_sections("## Code\n\n```python\nprint(1)\n## still code", "T")
+    assert "never closed" in note
+    assert len(sections) == 1 and sections[0].text.endswith("```")
+
+
+def test_custom_heading_id_and_url():
+    sections, _ = split_sections("## Install it {#setup}\n\ntext", "T")
+    assert sections[0].hierarchy == ["T", "Install it"] and sections[0].anchor == "setup"
+    assert document_url("https://x.org/docs/", "a/b.mdx", {}) == "https://x.org/docs/a/b"
+    assert document_url("https://x.org/docs", "a/index.md", {}) == "https://x.org/docs/a"
+    assert document_url(None, "a.md", {}) is None
+
+
+def test_processor_title_fallbacks(tmp_path: Path):
+    (tmp_path / "no-title.md").write_text("Just text.\n")
+    (docs, problems) = MarkdownProcessor("https://x.org").process(
+        tmp_path / "no-title.md", "no-title.md"
+    )
+    assert docs[0].title == "No title" and not problems
+    assert docs[0].url == "https://x.org/no-title"

@@ -1,0 +1,130 @@
+"""The shell tools, run as a maintainer runs them, against a throw-away project root."""
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import REPO
+from docbuild.config import load_processing_config
+from docbuild.scaffold import scaffold
+from docbuild.sync import SyncError, source_revision, sync_source
+
+
+def tool(name: str, *args: str, root: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "DOCMCP_PROJECT_ROOT": str(root)}
+    return subprocess.run(
+        [str(REPO / "tools" / name), *args], capture_output=True, text=True, env=env, timeout=600
+    )
+
+
+def test_help_exits_zero(project: Path):
+    for name in ("build_mcp.sh", "scaffold_new_mcp.sh", "sync_documentation.sh"):
+        result = tool(name, "--help", root=project)
+        assert result.returncode == 0 and "usage:" in result.stdout
+
+
+def test_scaffold_renders_templates_and_refuses_bad_names(project: Path, tmp_path: Path):
+    src = tmp_path / "src"
+    src.mkdir()
+    ok = tool(
+        "scaffold_new_mcp.sh",
+        "my-docs",
+        "--source",
+        str(src),
+        "--format",
+        "md",
+        "--url-base",
+        "https://x.org/docs",
+        root=project,
+    )
+    assert ok.returncode == 0, ok.stderr
+    server = project / "servers" / "my-docs"
+    for name in (
+        "config/processing_config.yaml",
+        "config/server_config.yaml",
+        "requirements.txt",
+        "README.md",
+    ):
+        assert (server / name).is_file()
+    config = load_processing_config("my-docs", project)
+    assert config.source.path == project / "source-documentation" / "my-docs"
+    assert (
+        config.source.local == src
+        and config.format == "md"
+        and config.url_base == "https://x.org/docs"
+    )
+    assert config.database_path == server / "runtime" / "my_docs.db"
+    assert "${" not in (server / "config" / "server_config.yaml").read_text().split("database:")[0]
+
+    again = tool("scaffold_new_mcp.sh", "my-docs", "--source", str(src), root=project)
+    assert again.returncode == 2 and "already exists" in again.stderr
+    for bad in ("My_Docs", "1docs", "docs--x", "../escape"):
+        result = tool("scaffold_new_mcp.sh", bad, "--source", str(src), root=project)
+        assert result.returncode == 2 and "invalid name" in result.stderr, bad
+    missing = tool("scaffold_new_mcp.sh", "other", "--source", str(tmp_path / "nope"), root=project)
+    assert missing.returncode == 2 and "does not exist" in missing.stderr
+
+
+def test_build_of_unknown_server_or_empty_source_fails_non_zero(project: Path, tmp_path: Path):
+    unknown = tool("build_mcp.sh", "ghost", root=project)
+    assert unknown.returncode == 2 and "scaffold_new_mcp.sh ghost" in unknown.stderr
+    src = tmp_path / "empty"
+    src.mkdir()
+    (src / "note.md").write_text("")
+    assert (
+        tool("scaffold_new_mcp.sh", "empty-docs", "--source", str(src), root=project).returncode
+        == 0
+    )
+    result = tool("build_mcp.sh", "empty-docs", root=project)
+    assert result.returncode == 1 and "no documents to index" in result.stderr
+
+
+def git(*args: str, cwd: Path) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=cwd, check=True, capture_output=True, text=True
+    ).stdout.strip()
+
+
+def test_sync_from_git_subfolder_and_local_path(project: Path, tmp_path: Path):
+    repo = tmp_path / "upstream"
+    (repo / "docs" / "manual").mkdir(parents=True)
+    (repo / "docs" / "manual" / "page.md").write_text("# Page\n\ntext\n")
+    (repo / "README.md").write_text("not part of the docs\n")
+    git("init", "-q", "-b", "main", cwd=repo)
+    git(
+        "-c",
+        "user.email=t@t",
+        "-c",
+        "user.name=t",
+        "commit",
+        "-q",
+        "--allow-empty",
+        "-m",
+        "init",
+        cwd=repo,
+    )
+    git("add", ".", cwd=repo)
+    git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "-m", "docs", cwd=repo)
+    head = git("rev-parse", "HEAD", cwd=repo)
+    scaffold("from-git", git_url=f"file://{repo}", git_subfolder="docs/manual", root=project)
+    result = tool("sync_documentation.sh", "from-git", root=project)
+    assert result.returncode == 0, result.stderr
+    target = project / "source-documentation" / "from-git"
+    assert sorted(p.name for p in target.iterdir()) == [".sync.json", "page.md"]
+    assert source_revision(target) == head
+
+    scaffold("from-dir", str(repo / "docs"), root=project)
+    config = load_processing_config("from-dir", project)
+    record = sync_source(config)
+    assert (config.source.path / "manual" / "page.md").is_file()
+    assert json.loads((config.source.path / ".sync.json").read_text())["origin"] == record["origin"]
+
+
+def test_sync_offline_is_a_clear_error(project: Path):
+    scaffold("offline", git_url="https://127.0.0.1:9/nobody/repo.git", root=project)
+    with pytest.raises(SyncError, match=r"could not fetch https://127\.0\.0\.1:9.*Offline\?"):
+        sync_source(load_processing_config("offline", project))
+    result = tool("sync_documentation.sh", "offline", root=project)
+    assert result.returncode == 1 and "could not fetch" in result.stderr

@@ -1,0 +1,6 @@
+#!/usr/bin/env bash
+# Run the test suite (creates .venv on first use). Extra arguments go to pytest.
+source "$(dirname "${BASH_SOURCE[0]}")/_env.sh"
+cd "$ROOT"
+.venv/bin/ruff check shared tests bench
+exec .venv/bin/python -m pytest "$@"
