@@ -2,8 +2,9 @@
 
     .venv/bin/python bench/bench_encoder.py [--chunks 500] [--corpus DIR]
 
-Prints: import+load time (fresh interpreters), throughput in chunks/s on ~250-wordpiece
-chunks of real prose for several batch sizes, single short-query latency, peak RSS.
+Prints: import+load time and peak RSS (fresh interpreters), throughput in chunks/s on
+~250-wordpiece chunks of real prose and peak RSS for batch sizes 16/32/64 (ascending, so
+each peak is that batch size's), and the latency of one short query.
 """
 
 from __future__ import annotations
@@ -96,9 +97,10 @@ def main() -> None:
         t = time.perf_counter()
         encoder.embed(chunks, batch_size=batch_size)
         elapsed = time.perf_counter() - t
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         print(
             f"batch {batch_size:>2}: {len(chunks) / elapsed:6.1f} chunks/s "
-            f"({sum(counts) / elapsed:,.0f} tokens/s, {elapsed:.2f} s)"
+            f"({sum(counts) / elapsed:,.0f} tokens/s, {elapsed:.2f} s; peak RSS so far {peak:.0f} MiB)"
         )
 
     query = ["how do I define a struct with a custom initializer?"]
@@ -111,8 +113,6 @@ def main() -> None:
         f"short query latency: median {statistics.median(latencies) * 1000:.2f} ms, "
         f"p90 {statistics.quantiles(latencies, n=10)[-1] * 1000:.2f} ms (50 runs)"
     )
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"peak RSS of this process: {peak:.0f} MiB")
 
 
 if __name__ == "__main__":

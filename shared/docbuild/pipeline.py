@@ -151,7 +151,10 @@ class Build:
             self.report.hygiene = measure_hygiene(chunks, counter, config.chunking.max_tokens)
         with self.stage("embed"):
             embedder = self.embedder()
-            embeddings = self.embed(chunks, embedder)
+            try:
+                embeddings = self.embed(chunks, embedder)
+            finally:
+                embedder.stop()
         with self.stage("consolidate"):
             parquet = write_parquet(
                 chunks_table(chunks, embeddings), config.work_dir / "chunks.parquet"
@@ -173,7 +176,7 @@ class Build:
     def embedder(self) -> Embedder:
         """The configured embedder, health-checked."""
         if self._embedder is None:
-            self._embedder = make_embedder(self.config.embedding)
+            self._embedder = make_embedder(self.config.embedding, log_dir=self.config.work_dir)
         self._embedder.check()
         return self._embedder
 

@@ -94,13 +94,15 @@ def main() -> None:
     torch.set_num_threads(2)
     model = SentenceTransformer(str(model_dir), device="cpu")
     emb = model.encode(TEXTS, batch_size=8, normalize_embeddings=True, convert_to_numpy=True)
-    np.savez(
+    # Wordpieces including [CLS]/[SEP], before truncation to max_seq_length.
+    lengths = [len(ids) for ids in model.tokenizer(TEXTS, verbose=False)["input_ids"]]
+    np.savez_compressed(
         OUT,
         texts=np.array(TEXTS, dtype=np.str_),
         embeddings=emb.astype(np.float32),
+        token_counts=np.array(lengths, dtype=np.int64),
         max_seq_length=np.int64(model.max_seq_length),
     )
-    lengths = [len(model.tokenizer(t)["input_ids"]) for t in TEXTS]
     print(
         f"wrote {OUT} {emb.shape} with sentence-transformers {sentence_transformers.__version__},"
         f" torch {torch.__version__}; token counts {lengths}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Protocol
 
 import numpy as np
@@ -26,8 +27,11 @@ class Embedder(Protocol):
     def embed_batch(self, texts: list[str]) -> np.ndarray:
         """Return a float32 matrix of shape (len(texts), dimension), rows L2-normalised."""
 
+    def stop(self) -> None:
+        """Release what the embedder holds (a server it started, connections)."""
 
-def make_embedder(config: EmbeddingConfig) -> Embedder:
+
+def make_embedder(config: EmbeddingConfig, log_dir: Path | None = None) -> Embedder:
     """Build the embedder the configuration names (``local`` or ``openai``)."""
     if config.provider == "local":
         from docbuild.embedding.local import LocalEmbedder
@@ -38,7 +42,7 @@ def make_embedder(config: EmbeddingConfig) -> Embedder:
     if config.provider == "openai":
         from docbuild.embedding.openai import OpenAIEmbedder
 
-        return OpenAIEmbedder(config.openai)
+        return OpenAIEmbedder(config.openai, log_dir=log_dir)
     raise EmbeddingError(f"unknown embedding provider {config.provider!r}: use 'local' or 'openai'")
 
 

@@ -23,6 +23,9 @@ class LocalEmbedder:
     def check(self) -> None:
         """The model is loaded in process: nothing to check."""
 
+    def stop(self) -> None:
+        """Nothing to release: the model lives as long as the object."""
+
     def embed_batch(self, texts: list[str]) -> np.ndarray:
         """Embed ``texts`` (mean pooling, L2-normalised)."""
         return self.encoder.embed(texts, batch_size=self.batch_size)

@@ -22,6 +22,14 @@ from docbuild.embedding import EmbeddingError, normalise
 RETRYABLE_STATUS = {408, 425, 429, 500, 502, 503, 504}
 
 
+class EndpointUnavailable(EmbeddingError):
+    """No usable answer after every retry: a failed connection or a retryable HTTP status."""
+
+    def __init__(self, message: str, connect_failed: bool) -> None:
+        super().__init__(message)
+        self.connect_failed = connect_failed
+
+
 class OpenAIEmbedder:
     """Client of an OpenAI-compatible embeddings endpoint."""
 
@@ -29,7 +37,7 @@ class OpenAIEmbedder:
         self.config = config
         self.url = config.base_url.rstrip("/") + "/embeddings"
         self.model_id = config.model
-        self.cache_key = f"openai:{config.base_url.rstrip('/')}:{config.model}"
+        self.cache_key = f"openai:{config.model}"  # not the URL: a moved server keeps its cache
         self.dimension = 0
         self.log_dir = log_dir
         self.process: subprocess.Popen[bytes] | None = None
@@ -60,7 +68,10 @@ class OpenAIEmbedder:
                     f"{self._where()} answered HTTP {response.status_code}: {response.text[:300]}"
                 )
             return self._parse(response, len(texts))
-        raise EmbeddingError(f"{self._where()} failed after {retries + 1} attempt(s): {last}")
+        raise EndpointUnavailable(
+            f"{self._where()} failed after {retries + 1} attempt(s): {last}",
+            connect_failed=isinstance(last, httpx.ConnectError | httpx.ConnectTimeout),
+        )
 
     def _parse(self, response: httpx.Response, expected: int) -> np.ndarray:
         try:
@@ -80,15 +91,20 @@ class OpenAIEmbedder:
         return normalise(matrix)
 
     def check(self) -> None:
-        """Embed one short text; start the server first when ``auto_start`` allows it."""
+        """Embed one short text; start the server first when ``auto_start`` allows it.
+
+        Only a refused or timed-out connection starts the server: a server that answers with an
+        error (a wrong model name, still loading) is running already, and a second one would only
+        fail to bind the port.
+        """
         try:
             self._request(["health check"], retries=0)
             return
-        except EmbeddingError as exc:
-            if not (self.config.auto_start and self.config.start_command):
+        except EndpointUnavailable as exc:
+            if not (exc.connect_failed and self.config.auto_start and self.config.start_command):
                 hint = (
                     ""
-                    if self.config.auto_start
+                    if self.config.auto_start or not exc.connect_failed
                     else " (set embedding.openai.auto_start to start it)"
                 )
                 raise EmbeddingError(f"{exc}. Is the server running?{hint}") from None
@@ -115,8 +131,11 @@ class OpenAIEmbedder:
             try:
                 self._request(["health check"], retries=0)
                 return
-            except EmbeddingError:
-                time.sleep(2.0)
+            except EndpointUnavailable:
+                time.sleep(max(0.0, min(2.0, deadline - time.monotonic())))
+            except EmbeddingError:  # it answered, but with an error no waiting will cure
+                self.stop()
+                raise
         self.stop()
         raise EmbeddingError(
             f"{self._where()} not ready {self.config.start_timeout:.0f} s after starting it; see {log_path}"
@@ -140,4 +159,3 @@ class OpenAIEmbedder:
             except subprocess.TimeoutExpired:
                 self.process.kill()
         self.process = None
-        self.client.close()

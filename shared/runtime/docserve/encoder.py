@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 import onnxruntime as ort
-from onnx import NodeProto, TensorProto, helper, numpy_helper
+from onnx import NodeProto, TensorProto, ValueInfoProto, helper, numpy_helper
 from safetensors.numpy import load_file
 from tokenizers import Tokenizer
 
@@ -102,11 +102,7 @@ def _build_bert_onnx(
     heads = config["num_attention_heads"]
     head_dim = hidden // heads
     eps = float(config["layer_norm_eps"])
-    prefix = "bert." if "bert.embeddings.word_embeddings.weight" in weights else ""
-
-    def w(name: str) -> np.ndarray:
-        return weights[prefix + name]
-
+    w = weights.__getitem__
     g = _GraphBuilder()
 
     def layer_norm(x: str, name: str) -> str:
@@ -156,11 +152,14 @@ def _build_bert_onnx(
         g.op("Cast", "attention_mask", to=TensorProto.FLOAT),
         g.const("axes_1_2", np.array([1, 2], dtype=np.int64)),
     )
+    one = g.const("one", np.array(1.0, dtype=np.float32))
     bias = g.op(
         "Mul",
-        g.op("Sub", g.const("one", np.array(1.0, dtype=np.float32)), mask),
+        g.op("Sub", one, mask),
         g.const("neg_big", np.array(np.finfo(np.float32).min, dtype=np.float32)),
     )
+    sqrt2 = g.const("sqrt2", np.array(np.sqrt(2.0), dtype=np.float32))
+    half = g.const("half", np.array(0.5, dtype=np.float32))
 
     heads_shape = g.const("heads_shape", np.array([0, 0, heads, head_dim], dtype=np.int64))
     hidden_shape = g.const("hidden_shape", np.array([0, 0, hidden], dtype=np.int64))
@@ -193,18 +192,14 @@ def _build_bert_onnx(
         # Feed-forward with exact (erf) GELU: 0.5 * h * (1 + erf(h / sqrt(2))).
         inter = f"{p}.intermediate.dense"
         h = linear(x, inter, w(f"{inter}.weight"), w(f"{inter}.bias"))
-        erf = g.op("Erf", g.op("Div", h, g.const(f"{p}.sqrt2", np.array(np.sqrt(2.0), np.float32))))
-        gelu = g.op(
-            "Mul",
-            g.op("Mul", h, g.op("Add", erf, g.const(f"{p}.one", np.array(1.0, np.float32)))),
-            g.const(f"{p}.half", np.array(0.5, np.float32)),
-        )
+        erf = g.op("Erf", g.op("Div", h, sqrt2))
+        gelu = g.op("Mul", g.op("Mul", h, g.op("Add", erf, one)), half)
         ffn = f"{p}.output.dense"
         y = linear(gelu, ffn, w(f"{ffn}.weight"), w(f"{ffn}.bias"))
         x = layer_norm(g.op("Add", y, x), f"{p}.output.LayerNorm")
     g.nodes.append(helper.make_node("Identity", [x], ["last_hidden_state"]))
 
-    def int_input(name: str):
+    def int_input(name: str) -> ValueInfoProto:
         return helper.make_tensor_value_info(name, TensorProto.INT64, ["batch", "sequence"])
 
     graph = helper.make_graph(
@@ -219,7 +214,7 @@ def _build_bert_onnx(
         g.initializers,
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", _OPSET)])
-    model.ir_version = 8
+    model.ir_version = 8  # the IR version of opset 17, so older onnxruntime releases accept it
     return model.SerializeToString(), g.weights
 
 
@@ -227,21 +222,24 @@ def _read_model_id(model_dir: Path) -> str:
     """Hub id from the model card's usage example, else the folder name."""
     readme = model_dir / "README.md"
     if readme.is_file():
-        found = re.search(r"SentenceTransformer\(['\"]([\w.-]+/[\w.-]+)['\"]\)", readme.read_text())
+        card = readme.read_text(encoding="utf-8")
+        found = re.search(r"SentenceTransformer\(['\"]([\w.-]+/[\w.-]+)['\"]\)", card)
         if found:
             return found.group(1)
     return model_dir.name
 
 
 class SentenceEncoder:
-    """all-MiniLM-L6-v2 (or another BERT sentence-transformers folder) on ONNX Runtime."""
+    """A BERT sentence-transformers model with mean pooling (all-MiniLM-L6-v2) on ONNX Runtime."""
 
     def __init__(self, model_dir: Path | str | None = None, threads: int | None = None) -> None:
         """Load the tokenizer and weights from ``model_dir`` (default: the installed package)."""
         self.model_dir = Path(model_dir) if model_dir is not None else default_model_dir()
         self.model_id = _read_model_id(self.model_dir)
-        config = json.loads((self.model_dir / "config.json").read_text())
-        st_config = json.loads((self.model_dir / "sentence_bert_config.json").read_text())
+        config = json.loads((self.model_dir / "config.json").read_text(encoding="utf-8"))
+        st_config = json.loads(
+            (self.model_dir / "sentence_bert_config.json").read_text(encoding="utf-8")
+        )
         self.dimension: int = config["hidden_size"]
         self.max_seq_length: int = st_config["max_seq_length"]
 
@@ -293,8 +291,10 @@ class SentenceEncoder:
                     "token_type_ids": np.array([e.type_ids for e in encodings], dtype=np.int64),
                 },
             )
-            weights = mask[:, :, None].astype(np.float32)
-            pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+            token_weights = mask[:, :, None].astype(np.float32)
+            pooled = (hidden * token_weights).sum(axis=1) / np.maximum(
+                token_weights.sum(axis=1), 1e-9
+            )
             norms = np.linalg.norm(pooled, axis=1, keepdims=True)
             result[index] = pooled / np.maximum(norms, 1e-12)
         return result
