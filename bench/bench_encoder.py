@@ -22,7 +22,7 @@ from pathlib import Path
 from docserve.encoder import SentenceEncoder
 from tokenizers import Tokenizer
 
-DEFAULT_CORPUS = Path("/work/shared/corpora/mojo-manual-2025-11/docs")
+DEFAULT_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "mojo-manual-2025-11" / "docs"
 LOAD_SNIPPET = """
 import time
 t = time.perf_counter()
@@ -92,7 +92,7 @@ def main() -> None:
         f"{len(chunks)} chunks, wordpieces per chunk: mean {statistics.mean(counts):.0f}, "
         f"min {min(counts)}, max {max(counts)}"
     )
-    encoder.embed(chunks[:64])  # warm-up
+    encoder.embed(chunks[:16], batch_size=16)  # warm-up
     for batch_size in (16, 32, 64):
         t = time.perf_counter()
         encoder.embed(chunks, batch_size=batch_size)

@@ -13,15 +13,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
+from docserve.settings import SettingsError, load_yaml
 
-ENV_PREFIX = "DOCMCP_"
-_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 NAME_PATTERN = re.compile(r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$")
 
 
-class ConfigError(ValueError):
-    """The configuration is missing, malformed or names something that does not exist."""
+ConfigError = SettingsError
+"""The configuration is missing, malformed or names something that does not exist."""
 
 
 def project_root() -> Path:
@@ -40,59 +38,6 @@ def underscored(name: str) -> str:
 def server_root(name: str, root: Path | None = None) -> Path:
     """Return ``servers/NAME`` under the project root."""
     return (root or project_root()) / "servers" / name
-
-
-def substitute(value: Any, variables: dict[str, str]) -> Any:
-    """Replace ``${VAR}`` in every string of ``value`` (recursively); unknown variables raise."""
-    if isinstance(value, str):
-
-        def replace(match: re.Match[str]) -> str:
-            key = match.group(1)
-            if key in variables:
-                return variables[key]
-            if key in os.environ:
-                return os.environ[key]
-            raise ConfigError(
-                f"unknown variable ${{{key}}} in configuration (set it in the environment)"
-            )
-
-        return _VARIABLE.sub(replace, value)
-    if isinstance(value, dict):
-        return {k: substitute(v, variables) for k, v in value.items()}
-    if isinstance(value, list):
-        return [substitute(v, variables) for v in value]
-    return value
-
-
-def apply_env_overrides(
-    data: dict[str, Any], environ: dict[str, str] | None = None
-) -> dict[str, Any]:
-    """Apply ``DOCMCP_SECTION__KEY=value`` overrides (values parsed as YAML scalars)."""
-    environ = dict(os.environ if environ is None else environ)
-    for key, raw in sorted(environ.items()):
-        if not key.startswith(ENV_PREFIX) or "__" not in key:
-            continue
-        path = [part.lower() for part in key[len(ENV_PREFIX) :].split("__")]
-        target = data
-        for part in path[:-1]:
-            target = target.setdefault(part, {})
-            if not isinstance(target, dict):
-                raise ConfigError(f"{key}: {part!r} is not a section")
-        target[path[-1]] = yaml.safe_load(raw) if raw else raw
-    return data
-
-
-def load_yaml(path: Path, variables: dict[str, str]) -> dict[str, Any]:
-    """Read ``path`` as YAML, substitute variables and apply environment overrides."""
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except FileNotFoundError:
-        raise ConfigError(f"configuration file not found: {path}") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path} is not valid YAML: {exc}") from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path}: expected a mapping at the top level")
-    return substitute(apply_env_overrides(data), variables)
 
 
 @dataclass
@@ -146,7 +91,7 @@ class EmbeddingConfig:
 
     provider: str = "local"
     model_path: str | None = None
-    batch_size: int = 32
+    batch_size: int = 16
     threads: int | None = None
     openai: OpenAIConfig = field(default_factory=OpenAIConfig)
 

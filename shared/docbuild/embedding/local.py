@@ -12,7 +12,7 @@ class LocalEmbedder:
     """Embeds with a local sentence-transformers folder (the PyPI-shipped model by default)."""
 
     def __init__(
-        self, model_path: str | Path | None = None, batch_size: int = 32, threads: int | None = None
+        self, model_path: str | Path | None = None, batch_size: int = 16, threads: int | None = None
     ) -> None:
         self.encoder = SentenceEncoder(model_path, threads=threads)
         self.batch_size = batch_size

@@ -95,14 +95,27 @@ class _GraphBuilder:
 
 
 def _build_bert_onnx(
-    weights: dict[str, np.ndarray], config: dict
+    weights: dict[str, np.ndarray],
+    config: dict,
+    prefix: str = "",
+    classifier: bool = False,
 ) -> tuple[bytes, dict[str, np.ndarray]]:
-    """Return a serialized ONNX BERT encoder (output ``last_hidden_state``) and its weights."""
+    """Return a serialized ONNX BERT encoder (output ``last_hidden_state``) and its weights.
+
+    ``prefix`` is prepended to the encoder's weight names (``"bert."`` for the HF
+    ``Bert*`` task models). With ``classifier``, a second output ``logits``
+    ``[batch, num_labels]`` is added: the first token's state through the pooler
+    (``{prefix}pooler.dense``, tanh) and then ``classifier`` (weights named without prefix),
+    as in ``BertForSequenceClassification``.
+    """
     hidden = config["hidden_size"]
     heads = config["num_attention_heads"]
     head_dim = hidden // heads
     eps = float(config["layer_norm_eps"])
-    w = weights.__getitem__
+
+    def w(name: str) -> np.ndarray:
+        return weights[prefix + name]
+
     g = _GraphBuilder()
 
     def layer_norm(x: str, name: str) -> str:
@@ -198,6 +211,25 @@ def _build_bert_onnx(
         y = linear(gelu, ffn, w(f"{ffn}.weight"), w(f"{ffn}.bias"))
         x = layer_norm(g.op("Add", y, x), f"{p}.output.LayerNorm")
     g.nodes.append(helper.make_node("Identity", [x], ["last_hidden_state"]))
+    outputs = [
+        helper.make_tensor_value_info(
+            "last_hidden_state", TensorProto.FLOAT, ["batch", "sequence", hidden]
+        )
+    ]
+    if classifier:
+        # Pooler: the first ([CLS]) token -> dense -> tanh; then the classification head.
+        first = g.op("Gather", x, g.const("zero", np.array(0, dtype=np.int64)), axis=1)
+        pooled = g.op(
+            "Tanh", linear(first, "pooler.dense", w("pooler.dense.weight"), w("pooler.dense.bias"))
+        )
+        head_w, head_b = weights["classifier.weight"], weights["classifier.bias"]
+        logits = linear(pooled, "classifier", head_w, head_b)
+        g.nodes.append(helper.make_node("Identity", [logits], ["logits"]))
+        outputs.append(
+            helper.make_tensor_value_info(
+                "logits", TensorProto.FLOAT, ["batch", int(head_w.shape[0])]
+            )
+        )
 
     def int_input(name: str) -> ValueInfoProto:
         return helper.make_tensor_value_info(name, TensorProto.INT64, ["batch", "sequence"])
@@ -206,11 +238,7 @@ def _build_bert_onnx(
         g.nodes,
         "bert_encoder",
         [int_input("input_ids"), int_input("attention_mask"), int_input("token_type_ids")],
-        [
-            helper.make_tensor_value_info(
-                "last_hidden_state", TensorProto.FLOAT, ["batch", "sequence", hidden]
-            )
-        ],
+        outputs,
         g.initializers,
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", _OPSET)])
@@ -218,15 +246,28 @@ def _build_bert_onnx(
     return model.SerializeToString(), g.weights
 
 
-def _read_model_id(model_dir: Path) -> str:
-    """Hub id from the model card's usage example, else the folder name."""
+def _read_model_id(model_dir: Path, loader: str = "SentenceTransformer") -> str:
+    """Hub id from the model card's ``loader("owner/name")`` usage example, else the folder name."""
     readme = model_dir / "README.md"
     if readme.is_file():
         card = readme.read_text(encoding="utf-8")
-        found = re.search(r"SentenceTransformer\(['\"]([\w.-]+/[\w.-]+)['\"]\)", card)
+        found = re.search(loader + r"\(['\"]([\w.-]+/[\w.-]+)['\"]\)", card)
         if found:
             return found.group(1)
     return model_dir.name
+
+
+def _create_session(
+    onnx_bytes: bytes, weights: dict[str, np.ndarray], threads: int | None
+) -> ort.InferenceSession:
+    """A CPU ONNX Runtime session for a ``_build_bert_onnx`` graph and its weights."""
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    options.intra_op_num_threads = threads or os.cpu_count() or 1
+    options.add_external_initializers(
+        list(weights), [ort.OrtValue.ortvalue_from_numpy(a) for a in weights.values()]
+    )
+    return ort.InferenceSession(onnx_bytes, options, providers=["CPUExecutionProvider"])
 
 
 class SentenceEncoder:
@@ -252,18 +293,10 @@ class SentenceEncoder:
         pad = self.tokenizer.padding or {"pad_id": 0, "pad_token": "[PAD]"}
         self.tokenizer.enable_padding(pad_id=pad["pad_id"], pad_token=pad["pad_token"])
 
-        options = ort.SessionOptions()
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        options.intra_op_num_threads = threads or os.cpu_count() or 1
         onnx_bytes, weights = _build_bert_onnx(
             load_file(self.model_dir / "model.safetensors"), config
         )
-        options.add_external_initializers(
-            list(weights), [ort.OrtValue.ortvalue_from_numpy(a) for a in weights.values()]
-        )
-        self._session = ort.InferenceSession(
-            onnx_bytes, options, providers=["CPUExecutionProvider"]
-        )
+        self._session = _create_session(onnx_bytes, weights, threads)
 
     @cached_property
     def weights_sha256(self) -> str:
