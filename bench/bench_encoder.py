@@ -22,7 +22,9 @@ from pathlib import Path
 from docserve.encoder import SentenceEncoder
 from tokenizers import Tokenizer
 
-DEFAULT_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "mojo-manual-2025-11" / "docs"
+DEFAULT_CORPUS = (
+    Path(__file__).resolve().parents[2] / "shared" / "corpora" / "mojo-manual-2025-11" / "docs"
+)
 LOAD_SNIPPET = """
 import time
 t = time.perf_counter()

@@ -1,4 +1,4 @@
-"""Command line: ``docbuild scaffold | sync | build``.
+"""Command line: ``docbuild scaffold | sync | build | ask``.
 
 Exit codes: 0 success, 1 a stage failed, 2 bad arguments or configuration.
 """
@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from docbuild import ask
 from docbuild.config import ConfigError, load_processing_config
 from docbuild.pipeline import Build, BuildError, format_summary
 from docbuild.processors import FORMATS
@@ -40,6 +41,16 @@ def _parser() -> argparse.ArgumentParser:
 
     p = commands.add_parser("build", help="build servers/NAME/runtime/NAME.db")
     p.add_argument("name")
+
+    p = commands.add_parser("ask", help="query a built server through a real MCP client")
+    p.add_argument("name")
+    p.add_argument("query")
+    p.add_argument("--top-k", type=int, default=5)
+    p.add_argument("--mode", default="hybrid", choices=("hybrid", "vector", "keyword"))
+    p.add_argument(
+        "--url",
+        help="ask a running HTTP server (http://127.0.0.1:8765/mcp) instead of launching the script",
+    )
     return parser
 
 
@@ -59,6 +70,8 @@ def main(argv: list[str] | None = None) -> int:
             )
             print(f"created {target}\nnext: tools/build_mcp.sh {args.name}")
             return 0
+        if args.command == "ask":
+            return ask.run(args.name, args.query, args.top_k, args.mode, args.url)
         config = load_processing_config(args.name)
         if args.command == "sync":
             record = sync_source(config)

@@ -14,10 +14,11 @@ from pathlib import Path
 
 import duckdb
 import numpy as np
+from docserve.duck import connect
 from tqdm import tqdm
 
 from docbuild import __version__
-from docbuild.chunker import Chunk, Chunker, fence_balanced
+from docbuild.chunker import Chunk, Chunker, fence_balanced, text_hash
 from docbuild.config import ProcessingConfig
 from docbuild.consolidate import chunks_table, write_parquet
 from docbuild.discover import SourceFile, discover
@@ -26,11 +27,14 @@ from docbuild.embedding import Embedder, EmbeddingError, make_embedder
 from docbuild.embedding.cache import EmbeddingCache
 from docbuild.lake import Snapshot, snapshot_chunks
 from docbuild.materialize import materialize
+from docbuild.package import bundle_model, install_runtime, render_readme
 from docbuild.processors import processor_for
 from docbuild.sync import source_revision, sync_source
 from docbuild.tokens import TokenCounter
 
 EMBED_GROUP = 256
+PROBE_TEXT = "How do I search this documentation?"
+"""Embedded with every build; the runtime embeds it too to prove it uses the same model."""
 
 
 class BuildError(RuntimeError):
@@ -101,6 +105,7 @@ class Build:
         self.config = config
         self._embedder = embedder
         self.report = BuildReport(config.name, config.database_path)
+        self.probe: np.ndarray = np.zeros(0, np.float32)
 
     @contextmanager
     def stage(self, name: str) -> Iterator[None]:
@@ -160,6 +165,10 @@ class Build:
                 chunks_table(chunks, embeddings), config.work_dir / "chunks.parquet"
             )
         info = self.build_info(embedder, files, documents)
+        info["probe_text"], info["probe_vector"] = (
+            PROBE_TEXT,
+            [round(float(x), 6) for x in self.probe],
+        )
         with self.stage("snapshot"):
             message = f"build of {config.name}: {len(documents)} documents, {len(chunks)} chunks"
             self.report.snapshot = snapshot_chunks(config.work_dir / "lake", parquet, message, info)
@@ -171,7 +180,20 @@ class Build:
                 embeddings.shape[1],
                 {**info, "built_at": datetime.now(UTC).isoformat(timespec="seconds")},
             )
+        with self.stage("package"):
+            self.package(embedder)
         return self.report
+
+    def package(self, embedder: Embedder) -> None:
+        """Make the server folder self-contained: runtime code, script, model, README."""
+        config = self.config
+        install_runtime(config.server_root, config.name)
+        model_dir = getattr(embedder, "model_dir", None)
+        if model_dir is not None:
+            bundle_model(model_dir, config.server_root)
+        with connect(config.database_path, read_only=True, extensions=()) as con:
+            rows = con.execute("SELECT key, value FROM build_info").fetchall()
+        render_readme(config.server_root, config.name, {k: json.loads(v) for k, v in rows})
 
     def embedder(self) -> Embedder:
         """The configured embedder, health-checked."""
@@ -217,9 +239,14 @@ class Build:
         cache = EmbeddingCache(self.config.work_dir / "embeddings.duckdb")
         try:
             texts = {c.content_hash: c.embedding_text for c in chunks}
-            vectors = cache.get_many(embedder.cache_key, list(texts))
+            probe = text_hash(PROBE_TEXT)
+            vectors = cache.get_many(embedder.cache_key, [*texts, probe])
             missing = sorted((h for h in texts if h not in vectors), key=lambda h: len(texts[h]))
             self.report.cached = len(texts) - len(missing)
+            self.report.embedded = len(missing)
+            texts[probe] = PROBE_TEXT
+            if probe not in vectors:
+                missing.append(probe)
             with progress(total=len(missing), desc="embed", unit="chunk") as bar:
                 for start in range(0, len(missing), EMBED_GROUP):
                     group = missing[start : start + EMBED_GROUP]
@@ -227,7 +254,7 @@ class Build:
                     cache.put_many(embedder.cache_key, group, matrix)
                     vectors.update(zip(group, matrix, strict=True))
                     bar.update(len(group))
-            self.report.embedded = len(missing)
+            self.probe = vectors[probe]
         finally:
             cache.close()
         return np.stack([vectors[c.content_hash] for c in chunks]).astype(np.float32)

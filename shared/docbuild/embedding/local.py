@@ -16,6 +16,7 @@ class LocalEmbedder:
     ) -> None:
         self.encoder = SentenceEncoder(model_path, threads=threads)
         self.batch_size = batch_size
+        self.model_dir = self.encoder.model_dir
         self.model_id = self.encoder.model_id
         self.dimension = self.encoder.dimension
         self.cache_key = f"local:{self.model_id}:{self.encoder.weights_sha256[:16]}"

@@ -141,7 +141,7 @@ def _build_bert_onnx(
         g.const(
             "embeddings.position_embeddings.weight", w("embeddings.position_embeddings.weight")
         ),
-        g.const("zero_1d", np.array([0], dtype=np.int64)),
+        zero_1d := g.const("zero_1d", np.array([0], dtype=np.int64)),
         seq_len,
         g.const("axis0_1d", np.array([0], dtype=np.int64)),
     )
@@ -218,7 +218,11 @@ def _build_bert_onnx(
     ]
     if classifier:
         # Pooler: the first ([CLS]) token -> dense -> tanh; then the classification head.
-        first = g.op("Gather", x, g.const("zero", np.array(0, dtype=np.int64)), axis=1)
+        first = g.op(
+            "Squeeze",
+            g.op("Gather", x, zero_1d, axis=1),
+            g.const("axis1_1d", np.array([1], dtype=np.int64)),
+        )
         pooled = g.op(
             "Tanh", linear(first, "pooler.dense", w("pooler.dense.weight"), w("pooler.dense.bias"))
         )

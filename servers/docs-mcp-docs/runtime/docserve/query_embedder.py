@@ -1,0 +1,138 @@
+"""Embed search queries: in process or through an OpenAI-compatible server, with an LRU cache.
+
+An embedder that fails is marked unavailable and tried again after ``retry_after`` seconds, so
+vector search comes back by itself when the embedder does.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+from collections import OrderedDict
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+from docserve.config import EmbedderSettings
+
+
+class EmbedderUnavailable(RuntimeError):
+    """The query could not be embedded now; the message says why."""
+
+
+class Backend(Protocol):
+    """Turns one text into an L2-normalised vector."""
+
+    description: str
+
+    def embed(self, text: str) -> np.ndarray: ...
+
+
+class LocalBackend:
+    """The model in process (ONNX Runtime), loaded on first use."""
+
+    def __init__(self, model_dir: Path | None) -> None:
+        from docserve.encoder import SentenceEncoder, default_model_dir
+
+        folder = model_dir or default_model_dir()
+        self.description = f"local model {folder}"
+        self.encoder = SentenceEncoder(folder, threads=min(2, os.cpu_count() or 1))
+
+    def embed(self, text: str) -> np.ndarray:
+        """Embed one text."""
+        return self.encoder.embed([text])[0]
+
+
+class OpenAIBackend:
+    """An OpenAI-compatible ``/v1/embeddings`` endpoint."""
+
+    def __init__(self, settings: EmbedderSettings) -> None:
+        import httpx
+
+        self.url = settings.base_url.rstrip("/") + "/embeddings"
+        self.model = settings.model
+        self.description = f"embedding endpoint {self.url} (model {self.model!r})"
+        token = os.environ.get(settings.api_key_env or "", "")
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self.client = httpx.Client(timeout=settings.timeout, headers=headers)
+
+    def embed(self, text: str) -> np.ndarray:
+        """Embed one text (normalised here: some servers return raw vectors)."""
+        import httpx
+
+        try:
+            response = self.client.post(self.url, json={"model": self.model, "input": [text]})
+            response.raise_for_status()
+            vector = np.asarray(response.json()["data"][0]["embedding"], dtype=np.float32)
+        except (httpx.HTTPError, ValueError, KeyError, IndexError, TypeError) as exc:
+            raise EmbedderUnavailable(f"{self.description} failed: {exc}") from None
+        return vector / max(float(np.linalg.norm(vector)), 1e-12)
+
+
+class QueryEmbedder:
+    """Cached, failure-tolerant query embedding over a backend created on first use."""
+
+    def __init__(self, settings: EmbedderSettings, default_model_dir: Path | None = None) -> None:
+        self.settings = settings
+        self.default_model_dir = default_model_dir
+        self.backend: Backend | None = None
+        self.cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self.failed_at: float | None = None
+        self.last_error: str | None = None
+        self.lock = threading.Lock()
+
+    def _make_backend(self) -> Backend:
+        if self.settings.provider == "openai":
+            return OpenAIBackend(self.settings)
+        if self.settings.provider != "local":
+            raise EmbedderUnavailable(
+                f"unknown embedding provider {self.settings.provider!r} (use local or openai)"
+            )
+        folder = (
+            Path(self.settings.model_path) if self.settings.model_path else self.default_model_dir
+        )
+        try:
+            return LocalBackend(folder if folder and folder.is_dir() else None)
+        except Exception as exc:  # a missing or broken model must degrade, not crash
+            raise EmbedderUnavailable(f"local model could not be loaded: {exc}") from None
+
+    @property
+    def description(self) -> str:
+        """What embeds queries (for stats and notes)."""
+        if self.backend is not None:
+            return self.backend.description
+        return f"{self.settings.provider} embedder (not loaded yet)"
+
+    def embed(self, text: str) -> np.ndarray:
+        """The query's vector; raises :class:`EmbedderUnavailable` (at most once per retry period)."""
+        with self.lock:
+            cached = self.cache.get(text)
+            if cached is not None:
+                self.cache.move_to_end(text)
+                return cached
+            if (
+                self.failed_at is not None
+                and time.monotonic() - self.failed_at < self.settings.retry_after
+            ):
+                raise EmbedderUnavailable(self.last_error or "embedder unavailable")
+            try:
+                if self.backend is None:
+                    self.backend = self._make_backend()
+                vector = self.backend.embed(text)
+            except EmbedderUnavailable as exc:
+                if self.failed_at is None:
+                    print(
+                        f"embedder unavailable, searching by keyword only: {exc}", file=sys.stderr
+                    )
+                self.failed_at, self.last_error = time.monotonic(), str(exc)
+                raise
+            if self.failed_at is not None:
+                print(f"embedder available again: {self.description}", file=sys.stderr)
+            self.failed_at = self.last_error = None
+            self.cache[text] = vector
+            if len(self.cache) > self.settings.cache_size:
+                self.cache.popitem(last=False)
+            return vector

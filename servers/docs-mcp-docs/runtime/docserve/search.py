@@ -1,0 +1,274 @@
+"""Hybrid search: exact vector search and BM25, fused by reciprocal rank, optionally reranked.
+
+Every answer says which retrievers produced it and carries notes when it was degraded (no
+embedder: keyword only; no full-text index: vector only; reranker failed: fused order).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+
+from docserve.config import SearchSettings
+from docserve.query_embedder import EmbedderUnavailable, QueryEmbedder
+from docserve.rerank import Reranker, RerankError
+from docserve.store import ChunkStore
+
+Mode = Literal["hybrid", "vector", "keyword"]
+MODES: tuple[str, ...] = ("hybrid", "vector", "keyword")
+MODEL_MATCH_COSINE = 0.99
+
+
+class SearchInputError(ValueError):
+    """The request itself is unusable (empty query, unknown mode, bad ``top_k``)."""
+
+
+@dataclass
+class SearchResult:
+    """One chunk in an answer."""
+
+    chunk_id: str
+    document_id: str
+    path: str
+    title: str
+    section_hierarchy: list[str]
+    url: str | None
+    section_url: str | None
+    content: str
+    score: float
+    page: int | None
+    chunk_index: int
+    retrievers: dict[str, int]  # retriever -> rank (1-based) in its own candidate list
+
+
+@dataclass
+class SearchResponse:
+    """An answer: results best first, and how it was produced."""
+
+    query: str
+    mode: str
+    results: list[SearchResult]
+    retrievers: list[str]
+    degraded: bool = False
+    notes: list[str] = field(default_factory=list)
+    took_ms: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready form."""
+        return asdict(self)
+
+
+class SearchEngine:
+    """Searches one :class:`ChunkStore` with a query embedder and an optional reranker."""
+
+    def __init__(
+        self,
+        store: ChunkStore,
+        embedder: QueryEmbedder,
+        settings: SearchSettings,
+        reranker: Reranker | None = None,
+    ) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.settings = settings
+        self.reranker = reranker
+        self.model_checked = False
+        self.model_mismatch: str | None = None
+
+    # -- retrievers ---------------------------------------------------------------------------
+
+    def vector_candidates(self, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
+        """Top ``k`` rows by cosine similarity (exact)."""
+        scores = self.store.matrix @ vector
+        k = min(k, len(scores))
+        if k <= 0:
+            return []
+        top = np.argpartition(-scores, k - 1)[:k]
+        top = top[np.argsort(-scores[top], kind="stable")]
+        return [(int(row), float(scores[row])) for row in top]
+
+    def keyword_candidates(self, query: str, k: int) -> list[tuple[int, float]]:
+        """Top ``k`` rows by BM25; only rows that match at least one query term."""
+        p = self.store.postings
+        if p is None:
+            return []
+        scores = np.zeros(len(self.store.chunk_ids), dtype=np.float32)
+        n_docs = float(len(self.store.chunk_ids))
+        k1, b = self.settings.bm25_k1, self.settings.bm25_b
+        for term in self.store.query_terms(query):
+            termid = p.term_ids.get(term)
+            if termid is None:
+                continue
+            lo, hi = p.start[termid], p.start[termid + 1]
+            rows, tf = p.docs[lo:hi], p.tf[lo:hi]
+            keep = rows >= 0
+            rows, tf = rows[keep], tf[keep]
+            idf = np.log((n_docs - p.df[termid] + 0.5) / (p.df[termid] + 0.5) + 1.0)
+            norm = tf + k1 * (1.0 - b + b * p.doc_len[rows] / p.avgdl)
+            np.add.at(scores, rows, idf * tf * (k1 + 1.0) / norm)
+        matched = np.flatnonzero(scores > 0)
+        if not len(matched):
+            return []
+        order = matched[np.argsort(-scores[matched], kind="stable")][:k]
+        return [(int(row), float(scores[row])) for row in order]
+
+    # -- the vector path's health -------------------------------------------------------------
+
+    def query_vector(self, query: str, notes: list[str]) -> np.ndarray | None:
+        """The query's vector, or None (with a note) when vector search cannot run now."""
+        if self.model_mismatch:
+            notes.append(self.model_mismatch)
+            return None
+        try:
+            if not self.model_checked:
+                self.check_model()
+                if self.model_mismatch:
+                    notes.append(self.model_mismatch)
+                    return None
+            return self.embedder.embed(query)
+        except EmbedderUnavailable as exc:
+            notes.append(f"vector search unavailable ({exc}); answered by keyword search only")
+            return None
+
+    def check_model(self) -> None:
+        """Compare the embedder with the model the database was built with (a probe vector)."""
+        info = self.store.info
+        probe_text, probe = info.get("probe_text"), info.get("probe_vector")
+        if not probe_text or not probe:
+            self.model_checked = True
+            return
+        vector = self.embedder.embed(probe_text)
+        if vector.shape[0] != len(probe):
+            cosine = -1.0
+        else:
+            cosine = float(np.dot(vector, np.asarray(probe, dtype=np.float32)))
+        self.model_checked = True
+        if cosine < MODEL_MATCH_COSINE:
+            self.model_mismatch = (
+                f"the query embedder ({self.embedder.description}) does not match the model this database "
+                f"was built with ({info.get('model_id')}, {info.get('dimension')}-d; probe cosine {cosine:.3f}); "
+                "vector search is off, answered by keyword search only"
+            )
+            print(self.model_mismatch, file=sys.stderr)
+
+    # -- search -------------------------------------------------------------------------------
+
+    def search(self, query: str, top_k: int | None = None, mode: str = "hybrid") -> SearchResponse:
+        """Search; raises :class:`SearchInputError` for an unusable request."""
+        started = time.perf_counter()
+        notes: list[str] = []
+        query, top_k = self._validate(query, top_k, mode, notes)
+        depth = max(self.settings.candidates, top_k)
+        if self.reranker is not None:
+            depth = max(depth, self.reranker.candidates)
+        lists: dict[str, list[tuple[int, float]]] = {}
+        want_keyword = mode in ("hybrid", "keyword")
+        if mode in ("hybrid", "vector"):
+            vector = self.query_vector(query, notes)
+            if vector is not None:
+                lists["vector"] = self.vector_candidates(vector, depth)
+            elif mode == "vector":
+                want_keyword = True
+        if want_keyword:
+            if self.store.postings is not None:
+                lists["keyword"] = self.keyword_candidates(query, depth)
+            else:
+                notes.append("the database has no full-text index; answered by vector search only")
+                if mode == "keyword" and (vector := self.query_vector(query, notes)) is not None:
+                    lists["vector"] = self.vector_candidates(vector, depth)
+        fused = self._fuse(lists)
+        reranked = True
+        if self.reranker is not None and fused:
+            fused, reranked = self._rerank(query, fused, notes)
+        results = self._results(fused[:top_k])
+        requested = {"hybrid": {"vector", "keyword"}, "vector": {"vector"}, "keyword": {"keyword"}}[
+            mode
+        ]
+        degraded = not requested <= set(lists) or not reranked
+        took = (time.perf_counter() - started) * 1000
+        return SearchResponse(query, mode, results, sorted(lists), degraded, notes, round(took, 2))
+
+    def _validate(
+        self, query: str, top_k: int | None, mode: str, notes: list[str]
+    ) -> tuple[str, int]:
+        if not isinstance(query, str) or not query.strip():
+            raise SearchInputError("query is empty: pass the words or question to search for")
+        if mode not in MODES:
+            raise SearchInputError(f"unknown mode {mode!r}: use one of {', '.join(MODES)}")
+        top_k = self.settings.top_k if top_k is None else top_k
+        if top_k < 1:
+            raise SearchInputError(f"top_k must be at least 1 (got {top_k})")
+        if top_k > self.settings.max_top_k:
+            notes.append(f"top_k {top_k} capped at {self.settings.max_top_k}")
+            top_k = self.settings.max_top_k
+        query = " ".join(query.split())
+        if len(query) > self.settings.max_query_chars:
+            notes.append(f"query cut to its first {self.settings.max_query_chars} characters")
+            query = query[: self.settings.max_query_chars]
+        return query, top_k
+
+    def _fuse(
+        self, lists: dict[str, list[tuple[int, float]]]
+    ) -> list[tuple[int, float, dict[str, int]]]:
+        """Reciprocal rank fusion: sum of weight / (k + rank) over the retrievers that found a row."""
+        weights = {"vector": self.settings.vector_weight, "keyword": self.settings.keyword_weight}
+        scores: dict[int, float] = {}
+        ranks: dict[int, dict[str, int]] = {}
+        for name, candidates in lists.items():
+            for rank, (row, _) in enumerate(candidates, start=1):
+                scores[row] = scores.get(row, 0.0) + weights[name] / (self.settings.rrf_k + rank)
+                ranks.setdefault(row, {})[name] = rank
+        if len(lists) == 1:  # one retriever: keep its own score, more telling than 1/(k+rank)
+            only = next(iter(lists.values()))
+            return [(row, score, ranks[row]) for row, score in only]
+        ordered = sorted(scores, key=lambda row: (-scores[row], row))
+        return [(row, scores[row], ranks[row]) for row in ordered]
+
+    def _rerank(
+        self, query: str, fused: list[tuple[int, float, dict[str, int]]], notes: list[str]
+    ) -> tuple[list[tuple[int, float, dict[str, int]]], bool]:
+        """Rerank the head of the fused list; on failure keep the fused order (returns ok flag)."""
+        assert self.reranker is not None
+        head = fused[: self.reranker.candidates]
+        rows = self.store.rows([self.store.chunk_ids[row] for row, _, _ in head])
+        texts = [rows[self.store.chunk_ids[row]]["content"] for row, _, _ in head]
+        try:
+            scores = self.reranker.score(query, texts)
+        except RerankError as exc:
+            notes.append(f"reranker failed ({exc}); results are in fused order")
+            print(f"reranker failed: {exc}", file=sys.stderr)
+            return fused, False
+        order = sorted(range(len(head)), key=lambda i: -scores[i])
+        reranked = [
+            (head[i][0], float(scores[i]), {**head[i][2], "rerank": n})
+            for n, i in enumerate(order, 1)
+        ]
+        return reranked + fused[len(head) :], True
+
+    def _results(self, fused: list[tuple[int, float, dict[str, int]]]) -> list[SearchResult]:
+        ids = [self.store.chunk_ids[row] for row, _, _ in fused]
+        rows = self.store.rows(ids)
+        results = []
+        for (_row, score, ranks), chunk_id in zip(fused, ids, strict=True):
+            data = rows[chunk_id]
+            results.append(
+                SearchResult(
+                    chunk_id=chunk_id,
+                    document_id=data["document_id"],
+                    path=data["path"],
+                    title=data["title"],
+                    section_hierarchy=list(data["section_hierarchy"] or []),
+                    url=data["url"],
+                    section_url=data["section_url"],
+                    content=data["content"],
+                    score=round(score, 6),
+                    page=data["page"],
+                    chunk_index=data["chunk_index"],
+                    retrievers=ranks,
+                )
+            )
+        return results

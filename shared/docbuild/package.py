@@ -1,0 +1,106 @@
+"""Make ``servers/NAME`` self-contained: runtime code, the server script, the model, a README.
+
+The runtime code has one source, ``shared/runtime/docserve``; every server folder carries an
+exact copy, so an end user needs only that folder and its ``requirements.txt``.
+"""
+
+from __future__ import annotations
+
+import filecmp
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+from docserve.encoder import file_sha256
+
+from docbuild.config import underscored
+from docbuild.scaffold import TEMPLATES, render
+
+RUNTIME_SOURCE = Path(__file__).resolve().parents[1] / "runtime"
+RUNTIME_PACKAGE = "docserve"
+MODEL_FILES = (
+    "config.json",
+    "sentence_bert_config.json",
+    "modules.json",
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+    "vocab.txt",
+    "README.md",
+    "1_Pooling/config.json",
+    "model.safetensors",
+)
+
+
+def runtime_files() -> list[Path]:
+    """The runtime's source files, relative to ``shared/runtime``."""
+    return sorted(
+        p.relative_to(RUNTIME_SOURCE) for p in (RUNTIME_SOURCE / RUNTIME_PACKAGE).glob("*.py")
+    )
+
+
+def install_runtime(server_root: Path, name: str) -> Path:
+    """Copy the runtime package and render the server script; returns the script."""
+    runtime = server_root / "runtime"
+    package = runtime / RUNTIME_PACKAGE
+    package.mkdir(parents=True, exist_ok=True)
+    wanted = {p.name for p in runtime_files()}
+    for stale in package.glob("*.py"):
+        if stale.name not in wanted:
+            stale.unlink()
+    for relative in runtime_files():
+        source, target = RUNTIME_SOURCE / relative, runtime / relative
+        if not target.exists() or not filecmp.cmp(source, target, shallow=False):
+            shutil.copyfile(source, target)
+    script = runtime / f"{underscored(name)}_server.py"
+    text = render(
+        (RUNTIME_SOURCE / "server_script.py").read_text(),
+        {"name": name, "name_underscored": underscored(name)},
+    )
+    if not script.exists() or script.read_text() != text:
+        script.write_text(text)
+        script.chmod(0o755)
+    return script
+
+
+def bundle_model(model_dir: Path, server_root: Path) -> Path:
+    """Copy the embedding model into ``runtime/model`` (skipped when the weights are identical)."""
+    target = server_root / "runtime" / "model"
+    weights = target / "model.safetensors"
+    if weights.is_file() and file_sha256(weights) == file_sha256(model_dir / "model.safetensors"):
+        return target
+    staging = target.with_name("model.tmp")
+    shutil.rmtree(staging, ignore_errors=True)
+    for name in MODEL_FILES:
+        source = model_dir / name
+        if source.is_file():
+            (staging / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, staging / name)
+    shutil.rmtree(target, ignore_errors=True)
+    staging.rename(target)
+    return target
+
+
+def render_readme(server_root: Path, name: str, info: dict[str, Any]) -> Path:
+    """Write the server's README: install, run, Claude Desktop snippet, tools, build_info."""
+    script = (server_root / "runtime" / f"{underscored(name)}_server.py").resolve()
+    python = (server_root / ".venv" / "bin" / "python").resolve()
+    claude = {"mcpServers": {name: {"command": str(python), "args": [str(script)]}}}
+    shown = {k: v for k, v in info.items() if k not in ("probe_vector",)}
+    text = render(
+        (TEMPLATES / "server_README.md").read_text(),
+        {
+            "name": name,
+            "name_underscored": underscored(name),
+            "script": str(script),
+            "claude_json": json.dumps(claude, indent=2),
+            "build_info": json.dumps(shown, indent=2, default=str),
+            "chunks": str(info.get("chunk_count", "?")),
+            "documents": str(info.get("document_count", "?")),
+            "model": str(info.get("model_id", "?")),
+        },
+    )
+    path = server_root / "README.md"
+    path.write_text(text)
+    return path

@@ -1,0 +1,112 @@
+"""The server's run-time settings (``config/server_config.yaml``), with safe defaults.
+
+A missing file is fine: every setting has a default. Any key can be overridden from the
+environment with ``DOCMCP_<SECTION>__<KEY>=value`` (for example ``DOCMCP_EMBEDDING__PROVIDER``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from docserve.settings import SettingsError, load_yaml
+
+
+@dataclass
+class SearchSettings:
+    """Fusion and result limits."""
+
+    top_k: int = 5
+    max_top_k: int = 50
+    candidates: int = 50
+    rrf_k: int = 60
+    vector_weight: float = 1.0
+    keyword_weight: float = 1.0
+    max_query_chars: int = 2000
+    bm25_k1: float = 1.2
+    bm25_b: float = 0.75
+
+
+@dataclass
+class EmbedderSettings:
+    """How queries are embedded: in process (``local``) or by an OpenAI-compatible server."""
+
+    provider: str = "local"
+    model_path: str | None = None
+    base_url: str = "http://127.0.0.1:8000/v1"
+    model: str = "sentence-transformers/all-MiniLM-L6-v2"
+    api_key_env: str | None = "OPENAI_API_KEY"
+    timeout: float = 5.0
+    retry_after: float = 10.0
+    cache_size: int = 1024
+
+
+@dataclass
+class RerankSettings:
+    """Optional second-stage reranking of the fused candidates (off by default)."""
+
+    provider: str = "none"  # none | http | cross-encoder
+    url: str | None = None
+    style: str = "tei"  # tei | cohere (the HTTP request/response shape)
+    model: str | None = None
+    model_path: str | None = None
+    candidates: int = 20
+    timeout: float = 10.0
+    api_key_env: str | None = None
+
+
+@dataclass
+class TransportSettings:
+    """Where the HTTP transport listens, and its optional bearer token."""
+
+    host: str = "127.0.0.1"
+    port: int = 8765
+    bearer_token_env: str | None = "DOCMCP_BEARER_TOKEN"
+
+
+@dataclass
+class ServerSettings:
+    """Everything the runtime reads from ``server_config.yaml``."""
+
+    name: str
+    database: Path
+    search: SearchSettings = field(default_factory=SearchSettings)
+    embedding: EmbedderSettings = field(default_factory=EmbedderSettings)
+    rerank: RerankSettings = field(default_factory=RerankSettings)
+    transport: TransportSettings = field(default_factory=TransportSettings)
+
+
+def _section(data: dict[str, Any], key: str, cls: type, source: Path) -> Any:
+    values = data.get(key) or {}
+    if not isinstance(values, dict):
+        raise SettingsError(f"{source}: '{key}' must be a mapping")
+    unknown = sorted(set(values) - set(cls.__dataclass_fields__))
+    if unknown:
+        raise SettingsError(f"{source}: unknown key(s) in '{key}': {', '.join(unknown)}")
+    return cls(**values)
+
+
+def load_settings(name: str, server_root: Path, config_path: Path | None = None) -> ServerSettings:
+    """Read the server config (``server_root/config/server_config.yaml`` by default)."""
+    path = config_path or server_root / "config" / "server_config.yaml"
+    underscored = name.replace("-", "_")
+    variables = {
+        "SERVER_ROOT": str(server_root),
+        "MCP_NAME": name,
+        "MCP_NAME_UNDERSCORED": underscored,
+    }
+    data: dict[str, Any] = {}
+    if path.is_file():
+        data = load_yaml(path, variables)
+    elif config_path is not None:
+        raise SettingsError(f"configuration file not found: {path}")
+    database = Path(data.get("database") or server_root / "runtime" / f"{underscored}.db")
+    return ServerSettings(
+        name=name,
+        database=database if database.is_absolute() else server_root / database,
+        search=_section(data, "search", SearchSettings, path),
+        embedding=_section(data, "embedding", EmbedderSettings, path),
+        rerank=_section(data, "rerank", RerankSettings, path),
+        transport=_section(data, "transport", TransportSettings, path),
+    )

@@ -1,0 +1,192 @@
+"""The MCP server: thin tools and resources over :class:`SearchEngine`.
+
+stdio by default (nothing but JSON-RPC on stdout; logs go to stderr); ``--http`` serves
+streamable HTTP on 127.0.0.1 unless told otherwise, with an optional bearer token.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+import threading
+from dataclasses import asdict
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from docserve.config import ServerSettings, load_settings
+from docserve.query_embedder import QueryEmbedder
+from docserve.rerank import make_reranker
+from docserve.search import SearchEngine, SearchInputError
+from docserve.store import ChunkStore, DatabaseError
+
+INSTRUCTIONS = """Search the {title} documentation.
+Use `search` with a natural-language question or exact identifiers (function names, flags, error
+messages); read `content` of the best results and cite their `url`. Use `get_chunk` to re-read one
+result by its `chunk_id`, and `stats` to see what the index holds and how it was built."""
+
+
+class Runtime:
+    """Opens the database and the engine once; remembers why it could not, to report it per call."""
+
+    def __init__(self, settings: ServerSettings, build_hint: str, model_dir: Path | None) -> None:
+        self.settings = settings
+        self.error: str | None = None
+        self.engine: SearchEngine | None = None
+        try:
+            store = ChunkStore(settings.database, build_hint)
+        except DatabaseError as exc:
+            self.error = str(exc)
+            print(f"error: {exc}", file=sys.stderr)
+            return
+        embedder = QueryEmbedder(settings.embedding, model_dir)
+        try:
+            reranker = make_reranker(settings.rerank)
+        except Exception as exc:  # a bad rerank setting must not stop search
+            print(f"reranker disabled: {exc}", file=sys.stderr)
+            reranker = None
+        self.engine = SearchEngine(store, embedder, settings.search, reranker)
+        threading.Thread(target=self._warm_up, daemon=True).start()
+
+    def _warm_up(self) -> None:
+        """Load the model and check it against the database before the first query needs it."""
+        assert self.engine is not None
+        try:
+            self.engine.query_vector("warm up", [])
+        except Exception as exc:  # warming up is best effort; the query path reports problems
+            print(f"warm-up failed: {exc}", file=sys.stderr)
+
+    def require(self) -> SearchEngine:
+        """The engine, or a tool error that says how to build the missing database."""
+        from fastmcp.exceptions import ToolError
+
+        if self.engine is None:
+            raise ToolError(self.error or "the search index is not available")
+        return self.engine
+
+
+def create_server(
+    settings: ServerSettings, build_hint: str, model_dir: Path | None = None, auth: Any = None
+) -> Any:
+    """Build the FastMCP app for ``settings`` (``auth``: a FastMCP auth provider for HTTP)."""
+    from fastmcp import FastMCP
+    from fastmcp.exceptions import ResourceError, ToolError
+
+    runtime = Runtime(settings, build_hint, model_dir)
+    title = settings.name
+    mcp = FastMCP(name=settings.name, instructions=INSTRUCTIONS.format(title=title), auth=auth)
+    read_only = {"readOnlyHint": True, "openWorldHint": False}
+
+    def run_search(query: str, top_k: int | None, mode: str) -> dict[str, Any]:
+        try:
+            return runtime.require().search(query, top_k, mode).to_dict()
+        except SearchInputError as exc:
+            raise ToolError(str(exc)) from None
+
+    @mcp.tool(annotations=read_only)
+    def search(
+        query: Annotated[str, "What to look for: a question, keywords, or exact identifiers."],
+        top_k: Annotated[int, "How many results to return (1 to 50)."] = settings.search.top_k,
+        mode: Annotated[
+            Literal["hybrid", "vector", "keyword"],
+            "hybrid (default) fuses meaning and keywords; keyword for exact names; vector for paraphrases.",
+        ] = "hybrid",
+    ) -> dict[str, Any]:
+        """Search the documentation and return the best matching passages, best first.
+
+        Each result has `content` (the passage, Markdown with code blocks intact), `title`,
+        `section_hierarchy` (headings leading to it), `url`/`section_url` to cite, `page` for PDFs,
+        `chunk_id` (for get_chunk), `score`, and `retrievers` (which searches found it, with ranks).
+        `degraded` and `notes` say when an answer was produced with less than the full search
+        (for example keyword-only because the embedding model is unavailable).
+        """
+        return run_search(query, top_k, mode)
+
+    @mcp.tool(annotations=read_only)
+    def get_chunk(chunk_id: Annotated[str, "The chunk_id of a search result."]) -> dict[str, Any]:
+        """Return one passage by its `chunk_id` (from a search result), with its title, headings and URL."""
+        engine = runtime.require()
+        row = engine.store.rows([chunk_id]).get(chunk_id) if chunk_id else None
+        if row is None:
+            raise ToolError(f"no chunk with id {chunk_id!r}; use the chunk_id of a search result")
+        return row
+
+    @mcp.tool(annotations=read_only)
+    def stats() -> dict[str, Any]:
+        """Describe the index: counts, embedding model, build time, DuckLake snapshot, search settings,
+        and whether vector and keyword search are available right now."""
+        engine = runtime.require()
+        return {
+            "name": settings.name,
+            "database": str(settings.database),
+            **engine.store.counts(),
+            "build_info": engine.store.info,
+            "query_embedder": engine.embedder.description,
+            "vector_search": engine.model_mismatch is None and engine.embedder.last_error is None,
+            "keyword_search": engine.store.postings is not None,
+            "reranker": settings.rerank.provider,
+            "search_settings": asdict(settings.search),
+        }
+
+    scheme = settings.name
+
+    @mcp.resource(f"{scheme}://search/{{query}}", mime_type="application/json")
+    def search_resource(query: str) -> str:
+        """Hybrid search results for `query` (top 5) as JSON."""
+        try:
+            return json.dumps(runtime.require().search(query, None, "hybrid").to_dict())
+        except (SearchInputError, ToolError) as exc:
+            raise ResourceError(str(exc)) from None
+
+    @mcp.resource(f"{scheme}://chunk/{{chunk_id}}", mime_type="application/json")
+    def chunk_resource(chunk_id: str) -> str:
+        """One passage by `chunk_id` as JSON."""
+        try:
+            return json.dumps(get_chunk(chunk_id))
+        except ToolError as exc:
+            raise ResourceError(str(exc)) from None
+
+    return mcp
+
+
+def main(name: str, server_root: Path, argv: list[str] | None = None) -> int:
+    """Run the server: ``[--http] [--host H] [--port N] [--config FILE] [--database FILE]``."""
+    parser = argparse.ArgumentParser(
+        prog=f"{name.replace('-', '_')}_server.py", description=f"MCP search server for {name}."
+    )
+    parser.add_argument(
+        "--http", action="store_true", help="serve streamable HTTP instead of stdio"
+    )
+    parser.add_argument("--host", help="HTTP bind address (default from config: 127.0.0.1)")
+    parser.add_argument("--port", type=int, help="HTTP port (default from config: 8765)")
+    parser.add_argument(
+        "--config", type=Path, help="server_config.yaml (default: ../config/server_config.yaml)"
+    )
+    parser.add_argument("--database", type=Path, help="the .db file (default from config)")
+    args = parser.parse_args(argv)
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
+    os.environ.setdefault("FASTMCP_SHOW_SERVER_BANNER", "false")
+    os.environ.setdefault("FASTMCP_LOG_LEVEL", "WARNING")
+    settings = load_settings(name, server_root, args.config)
+    if args.database:
+        settings.database = args.database.resolve()
+    build_hint = f"tools/build_mcp.sh {name}"
+    model_dir = server_root / "runtime" / "model"
+    if not args.http:
+        create_server(settings, build_hint, model_dir).run(transport="stdio", show_banner=False)
+        return 0
+    transport = settings.transport
+    token = os.environ.get(transport.bearer_token_env or "", "")
+    auth = None
+    if token:
+        from fastmcp.server.auth.providers.jwt import StaticTokenVerifier
+
+        auth = StaticTokenVerifier(tokens={token: {"client_id": name, "scopes": []}})
+    mcp = create_server(settings, build_hint, model_dir, auth)
+    host = args.host or transport.host
+    port = args.port or transport.port
+    print(f"serving {name} on http://{host}:{port}/mcp", file=sys.stderr)
+    mcp.run(transport="http", host=host, port=port, show_banner=False)
+    return 0
