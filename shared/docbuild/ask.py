@@ -21,7 +21,9 @@ async def ask(
     """Call the ``search`` tool of the server at ``target`` (a script path or an HTTP URL)."""
     from fastmcp import Client
 
-    async with Client(target if isinstance(target, str) and target.startswith("http") else Path(target)) as client:
+    async with Client(
+        target if isinstance(target, str) and target.startswith("http") else Path(target)
+    ) as client:
         result = await client.call_tool("search", {"query": query, "top_k": top_k, "mode": mode})
     return result.structured_content or {}
 

@@ -264,7 +264,6 @@ class Build:
     ) -> dict[str, object]:
         """What the runtime needs to know about this build (stored in ``build_info``)."""
         config = self.config
-        encoder = getattr(embedder, "encoder", None)
         return {
             "name": config.name,
             "tool_version": __version__,
@@ -272,7 +271,7 @@ class Build:
             "embedding_provider": config.embedding.provider,
             "model_id": embedder.model_id,
             "model_cache_key": embedder.cache_key,
-            "model_sha256": getattr(encoder, "weights_sha256", None),
+            "model_sha256": getattr(embedder, "weights_sha256", None),
             "dimension": embedder.dimension,
             "normalized": True,
             "metric": "cosine",
