@@ -56,7 +56,9 @@ def test_scaffold_renders_templates_and_refuses_bad_names(project: Path, tmp_pat
         and config.url_base == "https://x.org/docs"
     )
     assert config.database_path == server / "runtime" / "my_docs.db"
-    assert "${" not in (server / "config" / "server_config.yaml").read_text().split("database:")[0]
+    for rendered in server.rglob("*"):
+        if rendered.is_file():
+            assert "{{" not in rendered.read_text(), rendered  # every scaffold placeholder filled
 
     again = tool("scaffold_new_mcp.sh", "my-docs", "--source", str(src), root=project)
     assert again.returncode == 2 and "already exists" in again.stderr

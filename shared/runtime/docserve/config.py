@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from docserve.settings import SettingsError, load_yaml
+from docserve.settings import SettingsError, apply_env_overrides, load_yaml, substitute
 
 
 @dataclass
@@ -96,11 +96,12 @@ def load_settings(name: str, server_root: Path, config_path: Path | None = None)
         "MCP_NAME": name,
         "MCP_NAME_UNDERSCORED": underscored,
     }
-    data: dict[str, Any] = {}
     if path.is_file():
         data = load_yaml(path, variables)
     elif config_path is not None:
         raise SettingsError(f"configuration file not found: {path}")
+    else:  # defaults, but the environment overrides still apply
+        data = substitute(apply_env_overrides({}), variables)
     database = Path(data.get("database") or server_root / "runtime" / f"{underscored}.db")
     return ServerSettings(
         name=name,

@@ -86,7 +86,10 @@ class QueryEmbedder:
 
     def _make_backend(self) -> Backend:
         if self.settings.provider == "openai":
-            return OpenAIBackend(self.settings)
+            try:
+                return OpenAIBackend(self.settings)
+            except Exception as exc:  # e.g. httpx missing: degrade, do not fail the search
+                raise EmbedderUnavailable(f"embedding endpoint client failed: {exc}") from None
         if self.settings.provider != "local":
             raise EmbedderUnavailable(
                 f"unknown embedding provider {self.settings.provider!r} (use local or openai)"

@@ -146,7 +146,6 @@ class SearchEngine:
             cosine = -1.0
         else:
             cosine = float(np.dot(vector, np.asarray(probe, dtype=np.float32)))
-        self.model_checked = True
         if cosine < MODEL_MATCH_COSINE:
             self.model_mismatch = (
                 f"the query embedder ({self.embedder.description}) does not match the model this database "
@@ -154,6 +153,8 @@ class SearchEngine:
                 "vector search is off, answered by keyword search only"
             )
             print(self.model_mismatch, file=sys.stderr)
+        # only now: a concurrent search that sees model_checked must also see model_mismatch
+        self.model_checked = True
 
     # -- search -------------------------------------------------------------------------------
 

@@ -34,6 +34,7 @@ class Runtime:
     def __init__(self, settings: ServerSettings, build_hint: str, model_dir: Path | None) -> None:
         self.settings = settings
         self.error: str | None = None
+        self.rerank_error: str | None = None
         self.engine: SearchEngine | None = None
         try:
             store = ChunkStore(settings.database, build_hint)
@@ -46,6 +47,7 @@ class Runtime:
             reranker = make_reranker(settings.rerank)
         except Exception as exc:  # a bad rerank setting must not stop search
             print(f"reranker disabled: {exc}", file=sys.stderr)
+            self.rerank_error = f"reranker disabled ({exc}); results are in fused order"
             reranker = None
         self.engine = SearchEngine(store, embedder, settings.search, reranker)
         threading.Thread(target=self._warm_up, daemon=True).start()
@@ -81,9 +83,13 @@ def create_server(
 
     def run_search(query: str, top_k: int | None, mode: str) -> dict[str, Any]:
         try:
-            return runtime.require().search(query, top_k, mode).to_dict()
+            answer = runtime.require().search(query, top_k, mode).to_dict()
         except SearchInputError as exc:
             raise ToolError(str(exc)) from None
+        if runtime.rerank_error:  # configured but could not be loaded: say so in every answer
+            answer["notes"].append(runtime.rerank_error)
+            answer["degraded"] = True
+        return answer
 
     @mcp.tool(annotations=read_only)
     def search(
@@ -127,6 +133,7 @@ def create_server(
             "vector_search": engine.model_mismatch is None and engine.embedder.last_error is None,
             "keyword_search": engine.store.postings is not None,
             "reranker": settings.rerank.provider,
+            "reranker_error": runtime.rerank_error,
             "search_settings": asdict(settings.search),
         }
 
@@ -136,8 +143,8 @@ def create_server(
     def search_resource(query: str) -> str:
         """Hybrid search results for `query` (top 5) as JSON."""
         try:
-            return json.dumps(runtime.require().search(query, None, "hybrid").to_dict())
-        except (SearchInputError, ToolError) as exc:
+            return json.dumps(run_search(query, None, "hybrid"))
+        except ToolError as exc:
             raise ResourceError(str(exc)) from None
 
     @mcp.resource(f"{scheme}://chunk/{{chunk_id}}", mime_type="application/json")

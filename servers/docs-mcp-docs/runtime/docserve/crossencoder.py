@@ -18,7 +18,7 @@ import numpy as np
 from safetensors.numpy import load_file
 from tokenizers import Tokenizer
 
-from .encoder import ModelNotFoundError, _build_bert_onnx, _create_session, _read_model_id
+from .encoder import ModelNotFoundError, _build_bert_onnx, _create_session, read_model_id
 
 __all__ = ["CrossEncoder"]
 
@@ -56,7 +56,7 @@ class CrossEncoder:
         for name in ("config.json", "tokenizer.json"):
             if not (self.model_dir / name).is_file():
                 raise ModelNotFoundError(f"No {name} in cross-encoder folder {self.model_dir}")
-        self.model_id = _read_model_id(self.model_dir, "CrossEncoder")
+        self.model_id = read_model_id(self.model_dir, "CrossEncoder")
         config = json.loads((self.model_dir / "config.json").read_text(encoding="utf-8"))
         if config.get("hidden_act", "gelu") != "gelu" or (
             config.get("position_embedding_type", "absolute") != "absolute"

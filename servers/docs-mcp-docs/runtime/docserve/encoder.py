@@ -250,7 +250,7 @@ def _build_bert_onnx(
     return model.SerializeToString(), g.weights
 
 
-def _read_model_id(model_dir: Path, loader: str = "SentenceTransformer") -> str:
+def read_model_id(model_dir: Path, loader: str = "SentenceTransformer") -> str:
     """Hub id from the model card's ``loader("owner/name")`` usage example, else the folder name."""
     readme = model_dir / "README.md"
     if readme.is_file():
@@ -280,7 +280,7 @@ class SentenceEncoder:
     def __init__(self, model_dir: Path | str | None = None, threads: int | None = None) -> None:
         """Load the tokenizer and weights from ``model_dir`` (default: the installed package)."""
         self.model_dir = Path(model_dir) if model_dir is not None else default_model_dir()
-        self.model_id = _read_model_id(self.model_dir)
+        self.model_id = read_model_id(self.model_dir)
         config = json.loads((self.model_dir / "config.json").read_text(encoding="utf-8"))
         st_config = json.loads(
             (self.model_dir / "sentence_bert_config.json").read_text(encoding="utf-8")

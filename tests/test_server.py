@@ -1,0 +1,869 @@
+"""The built MCP server end to end: the real server script, launched as a real process, driven by
+fastmcp's real ``Client`` over stdio and streamable HTTP.
+
+One small corpus is built per module (Markdown pages on distinct topics and a 2-page PDF). The
+embedding and rerank endpoints some tests need are small but real stdlib HTTP servers (threads in
+this process, listening on 127.0.0.1) that the server process talks to over the network.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import json
+import os
+import queue
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import httpx
+import numpy as np
+import pytest
+from docbuild.config import load_processing_config
+from docbuild.pipeline import Build, BuildReport
+from docbuild.scaffold import scaffold
+from docserve.crossencoder import CrossEncoder
+from docserve.duck import connect
+from fastmcp import Client
+from fastmcp.client.auth import BearerAuth
+from fastmcp.client.transports import PythonStdioTransport, StdioTransport
+from pdfmaker import write_pdf
+from tiny_models import make_tiny_cross_encoder
+
+REPO = Path(__file__).resolve().parents[1]
+NAME = "srv-docs"
+URL_BASE = "https://docs.example.org"
+RESULT_FIELDS = {
+    "chunk_id",
+    "document_id",
+    "path",
+    "title",
+    "section_hierarchy",
+    "url",
+    "content",
+    "score",
+    "page",
+    "retrievers",
+}
+PAGES = {
+    "vectors.md": "---\ntitle: Vector similarity\n---\n\n## Cosine distance\n\n"
+    "Use `array_cosine_distance(a, b)` to compare two embedding arrays: it returns one minus "
+    "the cosine similarity of the two vectors.\n\n```sql\nSELECT array_cosine_distance(x, y) "
+    "FROM items ORDER BY 1 LIMIT 5;\n```\n\n## Inner product\n\n"
+    "`array_inner_product` multiplies the arrays element by element and sums the products.\n",
+    "baking.md": "# Sourdough baking\n\n## Starter\n\nFeed the sourdough starter with equal "
+    "weights of rye flour and water every morning until it doubles within six hours.\n\n"
+    "## Proofing\n\nShape the dough, then let it proof overnight in a cold fridge so the crumb "
+    "stays open and the crust blisters in the oven.\n",
+    "garden.md": "# Tomato gardening\n\nTomatoes want full sun, deep watering twice a week and "
+    "sturdy stakes. Pinch off the suckers between stem and branch to get bigger fruit.\n",
+    "transport.md": "# HTTP transport\n\n## Bearer tokens\n\nSet an environment variable with "
+    "a secret token; clients must then send it in the Authorization header or they are "
+    "refused.\n",
+}
+PDF_PAGES = [
+    ["Installation", "Run pip install to add the wheels to a virtual environment."],
+    ["Graph indexes", "Hierarchical navigable small world graphs speed up neighbour lookups."],
+]
+HOSTILE_QUERIES = [
+    "'; DROP TABLE chunks; --",
+    '"unclosed',
+    "a AND (b OR",
+    "*",
+    "\\",
+    "%_",
+    "🔍 cosine 🧪",
+    "مسافة جيب التمام",  # Arabic (right to left)
+    "\u202ecosine\u202c distance",  # right-to-left override
+    "👩\u200d👩\u200d👧 family",  # zero-width joiners
+    "\u200b",  # a zero-width space alone
+    "cos\x00ine distance",  # NUL inside a word
+    "\x00",
+    "\ufeff\ufffd\U0010ffff",
+]
+
+
+# --- helpers -------------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    """A TCP port nothing listens on right now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def child_env(**extra: str) -> dict[str, str]:
+    """This process's environment without settings, proxies or PYTHONPATH, plus ``extra``."""
+    drop = {"PYTHONPATH", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"}
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith("DOCMCP_") and k.upper() not in drop
+    }
+    return {**env, **extra}
+
+
+class LiveClient:
+    """A fastmcp ``Client`` connected for as long as needed, with a synchronous API.
+
+    The client lives in one task of an event loop in a background thread (so it is entered and
+    left in the same task); calls are handed to that task one at a time.
+    """
+
+    def __init__(self, transport: Any, timeout: float = 120) -> None:
+        self.client = Client(transport, timeout=timeout)
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+        self.jobs: asyncio.Queue[Any] | None = None
+        ready: concurrent.futures.Future[None] = concurrent.futures.Future()
+        self.done = asyncio.run_coroutine_threadsafe(self._serve(ready), self.loop)
+        try:
+            ready.result(timeout)
+        except BaseException:
+            self._stop_loop()
+            raise
+
+    async def _serve(self, ready: concurrent.futures.Future[None]) -> None:
+        self.jobs = asyncio.Queue()
+        try:
+            async with self.client:
+                ready.set_result(None)
+                while (job := await self.jobs.get()) is not None:
+                    fn, future = job
+                    try:
+                        future.set_result(await fn(self.client))
+                    except Exception as exc:
+                        future.set_exception(exc)
+        except Exception as exc:
+            if not ready.done():
+                ready.set_exception(exc)
+            raise
+        finally:
+            await self.client.close()
+
+    def run(self, fn: Callable[[Client], Any], timeout: float = 120) -> Any:
+        """Run ``await fn(client)`` in the client's task and return its result."""
+        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        assert self.jobs is not None
+        self.loop.call_soon_threadsafe(self.jobs.put_nowait, (fn, future))
+        return future.result(timeout)
+
+    def call(self, tool: str, **arguments: Any) -> Any:
+        """The raw ``CallToolResult`` (errors are returned, not raised)."""
+        return self.run(lambda c: c.call_tool(tool, arguments, raise_on_error=False))
+
+    def tool(self, tool: str, **arguments: Any) -> dict[str, Any]:
+        """The structured result of a call that must succeed."""
+        result = self.call(tool, **arguments)
+        assert not result.is_error, f"{tool}({arguments}) failed: {error_text(result)}"
+        assert isinstance(result.structured_content, dict)
+        return result.structured_content
+
+    def search(self, query: str, **arguments: Any) -> dict[str, Any]:
+        return self.tool("search", query=query, **arguments)
+
+    def error(self, tool: str, **arguments: Any) -> str:
+        """The message of a call that must fail with a tool error."""
+        result = self.call(tool, **arguments)
+        assert result.is_error, f"{tool}({arguments}) should have failed: {result}"
+        return error_text(result)
+
+    def read(self, uri: str) -> str:
+        contents = self.run(lambda c: c.read_resource(uri))
+        assert len(contents) == 1
+        return contents[0].text
+
+    def close(self) -> None:
+        if self.jobs is not None and not self.done.done():
+            self.loop.call_soon_threadsafe(self.jobs.put_nowait, None)
+        with contextlib.suppress(Exception):
+            self.done.result(30)
+        self._stop_loop()
+
+    def _stop_loop(self) -> None:
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(10)
+        self.loop.close()
+
+    def __enter__(self) -> LiveClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def error_text(result: Any) -> str:
+    return " ".join(getattr(part, "text", "") for part in result.content)
+
+
+@dataclass
+class Built:
+    """The module's built server."""
+
+    project: Path
+    server_root: Path
+    script: Path
+    database: Path
+    report: BuildReport
+
+    def stdio(
+        self,
+        log: Path,
+        *args: str,
+        script: Path | None = None,
+        cwd: Path | None = None,
+        **env: str,
+    ) -> LiveClient:
+        """A client of the server script over stdio; the server's stderr goes to ``log``.
+
+        The child gets the MCP SDK's minimal environment (HOME, PATH, ...) plus ``env``, so no
+        setting of this process leaks into it.
+        """
+        transport = PythonStdioTransport(
+            script or self.script,
+            args=list(args),
+            env=env or None,
+            cwd=str(cwd) if cwd else None,
+            python_cmd=sys.executable,
+            log_file=log,
+        )
+        return LiveClient(transport)
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory, embedder) -> Built:
+    project = tmp_path_factory.mktemp("project")
+    (project / "servers").mkdir()
+    source = project / "corpus"
+    for name, text in PAGES.items():
+        (source / name).parent.mkdir(parents=True, exist_ok=True)
+        (source / name).write_text(text)
+    write_pdf(source / "manual.pdf", PDF_PAGES, "Manual")
+    scaffold(NAME, str(source), "auto", URL_BASE, root=project)
+    config = load_processing_config(NAME, project)
+    report = Build(config, embedder).run()
+    root = config.server_root
+    return Built(
+        project,
+        root,
+        root / "runtime" / f"{NAME.replace('-', '_')}_server.py",
+        config.database_path,
+        report,
+    )
+
+
+@pytest.fixture(scope="module")
+def server(built: Built, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveClient]:
+    """One stdio server with the default settings, shared by the tests that allow it."""
+    with built.stdio(tmp_path_factory.mktemp("logs") / "server.log") as client:
+        yield client
+
+
+# --- small real HTTP endpoints the server talks to -------------------------------------------
+
+
+class Endpoint:
+    """A stdlib HTTP server in a thread on 127.0.0.1; ``handle(path, body)`` answers JSON."""
+
+    def __init__(self, port: int | None = None) -> None:
+        self.port = port or free_port()
+        self.requests: list[tuple[str, Any]] = []
+        self.httpd: ThreadingHTTPServer | None = None
+
+    def handle(self, path: str, body: Any) -> tuple[int, Any]:
+        raise NotImplementedError
+
+    def start(self) -> Endpoint:
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                body = json.loads(self.rfile.read(length) or b"null")
+                outer.requests.append((self.path, body))
+                status, answer = outer.handle(self.path, body)
+                data = json.dumps(answer).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
+        self.httpd.daemon_threads = True
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        if self.httpd is not None:
+            self.httpd.shutdown()
+            self.httpd.server_close()
+            self.httpd = None
+
+
+class EmbeddingEndpoint(Endpoint):
+    """OpenAI-compatible ``/v1/embeddings`` backed by the real local model.
+
+    ``/reversed/v1/embeddings`` answers with each vector reversed: a different, deterministic
+    model of the same dimension.
+    """
+
+    def __init__(self, embedder, port: int | None = None) -> None:
+        super().__init__(port)
+        self.embedder = embedder
+
+    def handle(self, path: str, body: Any) -> tuple[int, Any]:
+        if not path.endswith("/v1/embeddings"):
+            return 404, {"error": f"no route {path}"}
+        texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
+        vectors = self.embedder.embed_batch(texts)
+        if path.startswith("/reversed/"):
+            vectors = vectors[:, ::-1]
+        data = [
+            {"object": "embedding", "index": i, "embedding": [float(x) for x in v]}
+            for i, v in enumerate(vectors)
+        ]
+        return 200, {"object": "list", "data": data, "model": body.get("model")}
+
+
+class LengthReranker(Endpoint):
+    """A TEI-shaped rerank endpoint (``{query, texts}`` -> ``[{index, score}]``): longer is better."""
+
+    def handle(self, path: str, body: Any) -> tuple[int, Any]:
+        scores = [{"index": i, "score": float(len(t))} for i, t in enumerate(body["texts"])]
+        return 200, sorted(scores, key=lambda item: -item["score"])
+
+
+@contextlib.contextmanager
+def running(endpoint: Endpoint) -> Iterator[Endpoint]:
+    endpoint.start()
+    try:
+        yield endpoint
+    finally:
+        endpoint.stop()
+
+
+# --- 1. every tool and resource over stdio ---------------------------------------------------
+
+
+def check_result_fields(result: dict[str, Any]) -> None:
+    assert set(result) >= RESULT_FIELDS
+    assert result["chunk_id"] and result["document_id"] and result["path"] and result["content"]
+    assert isinstance(result["section_hierarchy"], list) and result["section_hierarchy"]
+    assert result["url"].startswith(URL_BASE)
+    assert isinstance(result["score"], float)
+    assert result["retrievers"] and set(result["retrievers"]) <= {"vector", "keyword", "rerank"}
+    assert all(isinstance(rank, int) and rank >= 1 for rank in result["retrievers"].values())
+
+
+def test_hybrid_search_fuses_both_retrievers(server: LiveClient):
+    answer = server.search("array_cosine_distance cosine distance between embeddings")
+    assert answer["mode"] == "hybrid" and answer["retrievers"] == ["keyword", "vector"]
+    assert not answer["degraded"] and answer["notes"] == []
+    results = answer["results"]
+    assert 1 <= len(results) <= 5
+    for result in results:
+        check_result_fields(result)
+    top = results[0]
+    assert top["path"] == "vectors.md" and "array_cosine_distance" in top["content"]
+    assert top["title"] == "Vector similarity"
+    assert top["section_hierarchy"] == ["Vector similarity", "Cosine distance"]
+    assert top["url"] == f"{URL_BASE}/vectors" and top["page"] is None
+    assert set(top["retrievers"]) == {"vector", "keyword"}  # both found it
+    assert [r["score"] for r in results] == sorted((r["score"] for r in results), reverse=True)
+
+
+def test_vector_mode_uses_only_vectors(server: LiveClient):
+    answer = server.search("how do I let bread dough rise before baking", mode="vector")
+    assert answer["retrievers"] == ["vector"] and not answer["degraded"]
+    assert all(set(r["retrievers"]) == {"vector"} for r in answer["results"])
+    assert answer["results"][0]["path"] == "baking.md"
+
+
+def test_keyword_mode_returns_only_matching_rows(server: LiveClient):
+    answer = server.search("sourdough", mode="keyword", top_k=50)
+    assert answer["retrievers"] == ["keyword"] and not answer["degraded"]
+    assert answer["results"]
+    for result in answer["results"]:
+        assert set(result["retrievers"]) == {"keyword"}
+        assert "sourdough" in (result["title"] + " " + result["content"]).lower()
+    # a word in no document: keyword search finds nothing (vector search would return neighbours)
+    assert server.search("xylophone", mode="keyword")["results"] == []
+    assert server.search("xylophone", mode="vector")["results"]
+
+
+def test_keyword_mode_finds_an_identifier_whole(server: LiveClient):
+    answer = server.search("array_cosine_distance", mode="keyword", top_k=50)
+    assert answer["results"]
+    assert all("array_cosine_distance" in r["content"] for r in answer["results"])
+    assert answer["results"][0]["section_hierarchy"][-1] == "Cosine distance"
+
+
+def test_pdf_hits_carry_their_page(server: LiveClient):
+    answer = server.search("hierarchical navigable small world graphs", mode="keyword")
+    top = answer["results"][0]
+    assert top["path"] == "manual.pdf" and top["page"] == 2, top
+    answer = server.search("pip install wheels virtual environment", mode="keyword")
+    assert (answer["results"][0]["path"], answer["results"][0]["page"]) == ("manual.pdf", 1)
+
+
+def test_get_chunk_returns_the_search_result(server: LiveClient):
+    hit = server.search("tomato suckers stakes")["results"][0]
+    chunk = server.tool("get_chunk", chunk_id=hit["chunk_id"])
+    for key in ("chunk_id", "document_id", "path", "title", "section_hierarchy", "url", "content"):
+        assert chunk[key] == hit[key], key
+    assert "embedding" not in chunk
+    assert "no chunk with id" in server.error("get_chunk", chunk_id="0123456789abcdef01234567")
+    assert "no chunk with id" in server.error("get_chunk", chunk_id="' OR 1=1 --")
+    assert server.error("get_chunk", chunk_id="")
+
+
+def test_stats_describe_the_index(server: LiveClient, built: Built):
+    stats = server.tool("stats")
+    assert stats["name"] == NAME and Path(stats["database"]) == built.database
+    assert stats["chunks"] == built.report.chunks and stats["documents"] == built.report.documents
+    assert stats["build_info"]["model_id"].endswith("all-MiniLM-L6-v2")
+    assert stats["build_info"]["chunk_count"] == built.report.chunks
+    assert stats["vector_search"] is True and stats["keyword_search"] is True
+    assert stats["reranker"] == "none" and stats["search_settings"]["top_k"] == 5
+    assert "probe_vector" in stats["build_info"]
+
+
+def test_resources_search_and_chunk(server: LiveClient):
+    templates = server.run(lambda c: c.list_resource_templates())
+    assert {t.uri_template for t in templates} == {
+        f"{NAME}://search/{{query}}",
+        f"{NAME}://chunk/{{chunk_id}}",
+    }
+    answer = json.loads(server.read(f"{NAME}://search/sourdough%20starter"))
+    assert answer["query"] == "sourdough starter" and answer["mode"] == "hybrid"
+    assert answer["results"][0]["path"] == "baking.md"
+    chunk_id = answer["results"][0]["chunk_id"]
+    chunk = json.loads(server.read(f"{NAME}://chunk/{chunk_id}"))
+    assert chunk["chunk_id"] == chunk_id and chunk["content"] == answer["results"][0]["content"]
+    with pytest.raises(Exception, match="no chunk with id"):
+        server.read(f"{NAME}://chunk/nope")
+    with pytest.raises(Exception, match="query is empty"):
+        server.read(f"{NAME}://search/%20%20")
+
+
+# --- 5. hostile inputs (same server) ---------------------------------------------------------
+
+
+def test_hostile_inputs_do_not_break_the_server(server: LiveClient):
+    assert "query is empty" in server.error("search", query="")
+    assert "query is empty" in server.error("search", query=" \t\n\u3000 ")
+    long = server.search("cosine distance " * 6500)  # about 100 KB
+    assert any("cut" in note for note in long["notes"]) and long["results"]
+    assert len(long["query"]) == 2000
+    for mode in ("hybrid", "vector", "keyword"):
+        for query in HOSTILE_QUERIES:
+            answer = server.search(query, mode=mode)
+            assert answer["mode"] == mode and isinstance(answer["results"], list), query
+    assert "top_k" in server.error("search", query="cosine", top_k=0)
+    assert "top_k" in server.error("search", query="cosine", top_k=-1)
+    capped = server.search("cosine", top_k=10000)
+    assert any("capped at 50" in note for note in capped["notes"])
+    assert 1 <= len(capped["results"]) <= 50
+    assert server.error("search", query="cosine", mode="fuzzy")
+    assert server.error("search", query="cosine", top_k="many")
+    assert server.error("get_chunk", chunk_id="\x00")
+    # still serving normally
+    answer = server.search("array_cosine_distance")
+    assert answer["retrievers"] == ["keyword", "vector"] and not answer["degraded"]
+    assert answer["results"][0]["path"] == "vectors.md"
+
+
+# --- 3. stdout carries nothing but JSON-RPC --------------------------------------------------
+
+
+def test_stdout_is_only_json_rpc(built: Built, tmp_path: Path):
+    stderr = tmp_path / "stderr.log"
+    with stderr.open("w") as err:
+        process = subprocess.Popen(
+            [sys.executable, "-W", "always", str(built.script)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=err,
+            env=child_env(),
+            cwd=tmp_path,
+        )
+    lines: queue.Queue[bytes] = queue.Queue()
+    assert process.stdout is not None and process.stdin is not None
+    reader = threading.Thread(target=lambda: [lines.put(line) for line in process.stdout])
+    reader.start()
+
+    def send(message: dict[str, Any]) -> None:
+        process.stdin.write(json.dumps(message).encode() + b"\n")
+        process.stdin.flush()
+
+    seen: list[bytes] = []
+
+    def response(request_id: int) -> dict[str, Any]:
+        while True:
+            line = lines.get(timeout=120)
+            seen.append(line)
+            message = json_rpc(line)
+            if message.get("id") == request_id:
+                return message
+
+    def call(request_id: int, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        params = {"name": name, "arguments": arguments}
+        send({"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params})
+        return response(request_id)
+
+    try:
+        client = {"name": "raw", "version": "0"}
+        params = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": client}
+        send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params})
+        init = response(1)
+        assert init["result"]["serverInfo"]["name"] == NAME
+        send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        answer = call(2, "search", {"query": "array_cosine_distance"})
+        structured = answer["result"]["structuredContent"]
+        assert structured["results"][0]["path"] == "vectors.md"
+        assert call(3, "search", {"query": "  "})["result"]["isError"] is True  # logs a traceback
+        assert call(4, "search", {"query": "cosine", "top_k": 0})["result"]["isError"] is True
+        assert call(5, "get_chunk", {"chunk_id": "nope"})["result"]["isError"] is True
+        process.stdin.close()
+        assert process.wait(30) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    reader.join(10)
+    while not lines.empty():
+        seen.append(lines.get())
+    assert len(seen) >= 5
+    for line in seen:  # every line on stdout, the unsolicited ones too
+        json_rpc(line)
+    assert "Error calling tool" in stderr.read_text()  # the logs went to stderr
+
+
+def json_rpc(line: bytes) -> dict[str, Any]:
+    """``line`` as a JSON-RPC 2.0 message; fails the test on anything else."""
+    try:
+        message = json.loads(line)
+    except ValueError:
+        pytest.fail(f"not JSON-RPC on stdout: {line[:300]!r}")
+    assert isinstance(message, dict) and message.get("jsonrpc") == "2.0", line[:300]
+    assert line.endswith(b"\n") and b"\n" not in line[:-1]
+    return message
+
+
+# --- 2. streamable HTTP ----------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def http_server(built: Built, log: Path, *args: str, **env: str) -> Iterator[str]:
+    """Run the script with ``--http`` on a free port; yields the MCP URL once it answers."""
+    port = free_port()
+    with log.open("w") as err:
+        process = subprocess.Popen(
+            [sys.executable, str(built.script), "--http", "--port", str(port), *args],
+            stdout=err,
+            stderr=subprocess.STDOUT,
+            env=child_env(**env),
+            cwd=log.parent,
+        )
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            assert process.poll() is None, f"server exited: {log.read_text()}"
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 1):
+                break
+            assert time.monotonic() < deadline, f"server did not answer: {log.read_text()}"
+            time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.terminate()
+        try:
+            process.wait(15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def listening_addresses(port: int) -> set[str]:
+    """Local addresses (hex, as in /proc/net/tcp*) listening on ``port``."""
+    found = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(FileNotFoundError):
+            for line in Path(table).read_text().splitlines()[1:]:
+                local, state = line.split()[1], line.split()[3]
+                address, hex_port = local.split(":")
+                if state == "0A" and int(hex_port, 16) == port:
+                    found.add(address)
+    return found
+
+
+async def http_search(url: str, query: str, auth: Any = None) -> dict[str, Any]:
+    async with Client(url, auth=auth, timeout=60) as client:
+        result = await client.call_tool("search", {"query": query})
+        resource = await client.read_resource(f"{NAME}://search/{query.replace(' ', '%20')}")
+    assert json.loads(resource[0].text)["results"]
+    return result.structured_content
+
+
+def test_http_search_binds_loopback(built: Built, tmp_path: Path):
+    with http_server(built, tmp_path / "http.log") as url:
+        answer = asyncio.run(http_search(url, "sourdough starter"))
+        assert answer["retrievers"] == ["keyword", "vector"]
+        assert answer["results"][0]["path"] == "baking.md"
+        port = int(url.split(":")[2].split("/")[0])
+        if Path("/proc/net/tcp").exists():
+            assert listening_addresses(port) == {"0100007F"}  # 127.0.0.1 only
+    assert f"serving {NAME} on http://127.0.0.1:{port}/mcp" in (tmp_path / "http.log").read_text()
+
+
+def test_http_bearer_token(built: Built, tmp_path: Path):
+    token = "t0k3n-for-tests"
+    with http_server(built, tmp_path / "http.log", DOCMCP_BEARER_TOKEN=token) as url:
+        initialize = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "0"},
+            },
+        }
+        headers = {"Accept": "application/json, text/event-stream"}
+        assert httpx.post(url, json=initialize, headers=headers, trust_env=False).status_code == 401
+        wrong = {**headers, "Authorization": "Bearer nope"}
+        assert httpx.post(url, json=initialize, headers=wrong, trust_env=False).status_code == 401
+        with pytest.raises(Exception):  # noqa: B017 - whatever the client raises, it is refused
+            asyncio.run(http_search(url, "tomato"))
+        with pytest.raises(Exception):  # noqa: B017
+            asyncio.run(http_search(url, "tomato", auth=BearerAuth("wrong")))
+        answer = asyncio.run(http_search(url, "tomato stakes", auth=BearerAuth(token)))
+        assert answer["results"][0]["path"] == "garden.md"
+        answer = asyncio.run(http_search(url, "tomato stakes", auth=token))
+        assert answer["results"][0]["path"] == "garden.md"
+
+
+# --- 4. degradation ---------------------------------------------------------------------------
+
+
+def test_embedder_outage_then_recovery_without_restart(built: Built, tmp_path: Path, embedder):
+    endpoint = EmbeddingEndpoint(embedder)  # its port stays closed until start()
+    log = tmp_path / "server.log"
+    env = {
+        "DOCMCP_EMBEDDING__PROVIDER": "openai",
+        "DOCMCP_EMBEDDING__BASE_URL": f"http://127.0.0.1:{endpoint.port}/v1",
+        "DOCMCP_EMBEDDING__RETRY_AFTER": "1",
+        "DOCMCP_EMBEDDING__TIMEOUT": "5",
+    }
+    with built.stdio(log, **env) as server:
+        for _ in range(2):  # and a second call still answers
+            answer = server.search("sourdough starter flour")
+            assert answer["degraded"] is True and answer["retrievers"] == ["keyword"]
+            assert any("vector search unavailable" in note for note in answer["notes"])
+            assert answer["results"][0]["path"] == "baking.md"
+            assert all(set(r["retrievers"]) == {"keyword"} for r in answer["results"])
+        vector_only = server.search("sourdough starter", mode="vector")
+        assert vector_only["degraded"] and vector_only["retrievers"] == ["keyword"]
+        assert server.tool("stats")["vector_search"] is False
+        assert "embedder unavailable" in log.read_text()
+        with running(endpoint):
+            time.sleep(1.5)  # retry_after
+            answer = server.search("sourdough starter flour")
+            assert answer["retrievers"] == ["keyword", "vector"], answer["notes"]
+            assert answer["degraded"] is False and answer["notes"] == []
+            assert set(answer["results"][0]["retrievers"]) == {"keyword", "vector"}
+            assert server.tool("stats")["vector_search"] is True
+            assert endpoint.requests and endpoint.requests[-1][0] == "/v1/embeddings"
+        assert "embedder available again" in log.read_text()
+
+
+def test_embedder_of_another_model_is_refused(built: Built, tmp_path: Path, embedder):
+    with running(EmbeddingEndpoint(embedder)) as endpoint:
+        log = tmp_path / "server.log"
+        env = {
+            "DOCMCP_EMBEDDING__PROVIDER": "openai",
+            "DOCMCP_EMBEDDING__BASE_URL": f"http://127.0.0.1:{endpoint.port}/reversed/v1",
+        }
+        with built.stdio(log, **env) as server:
+            for mode in ("hybrid", "vector"):
+                answer = server.search("tomato suckers", mode=mode)
+                assert answer["degraded"] is True and answer["retrievers"] == ["keyword"]
+                assert any(
+                    "does not match the model this database was built with" in note
+                    and "all-MiniLM-L6-v2" in note
+                    for note in answer["notes"]
+                ), answer["notes"]
+                assert answer["results"][0]["path"] == "garden.md"
+            assert server.tool("stats")["vector_search"] is False
+        assert any(path.startswith("/reversed/") for path, _ in endpoint.requests)
+        assert "does not match" in log.read_text()
+
+
+def test_missing_full_text_index_falls_back_to_vectors(built: Built, tmp_path: Path):
+    database = tmp_path / "no_fts.db"
+    shutil.copyfile(built.database, database)
+    with connect(database, extensions=("vss", "fts")) as con:
+        con.execute("PRAGMA drop_fts_index('chunks')")
+    with built.stdio(tmp_path / "server.log", "--database", str(database)) as server:
+        for mode in ("hybrid", "keyword", "hybrid"):
+            answer = server.search("sourdough starter", mode=mode)
+            assert answer["degraded"] is True and answer["retrievers"] == ["vector"]
+            assert any("no full-text index" in note for note in answer["notes"])
+            assert answer["results"][0]["path"] == "baking.md"
+        stats = server.tool("stats")
+        assert stats["keyword_search"] is False and Path(stats["database"]) == database
+
+
+def test_missing_database_is_a_tool_error(built: Built, tmp_path: Path):
+    database = tmp_path / "nowhere" / "missing.db"
+    with built.stdio(tmp_path / "server.log", "--database", str(database)) as server:
+        for _ in range(2):
+            message = server.error("search", query="cosine")
+            assert str(database) in message and f"tools/build_mcp.sh {NAME}" in message
+        assert str(database) in server.error("stats")
+        assert str(database) in server.error("get_chunk", chunk_id="x")
+        with pytest.raises(Exception, match=r"missing\.db"):
+            server.read(f"{NAME}://search/cosine")
+
+
+def test_corrupt_database_is_a_tool_error(built: Built, tmp_path: Path):
+    database = tmp_path / "corrupt.db"
+    database.write_bytes(b"\x00junk, not a DuckDB file\xff" * 4096)
+    with built.stdio(tmp_path / "server.log", "--database", str(database)) as server:
+        for _ in range(2):
+            message = server.error("search", query="cosine")
+            assert str(database) in message and "cannot be read" in message
+        assert str(database) in server.error("stats")
+
+
+# --- 6. reranking -----------------------------------------------------------------------------
+
+
+def test_cross_encoder_rerank(built: Built, tmp_path: Path, server: LiveClient):
+    model = make_tiny_cross_encoder(tmp_path / "cross-encoder")
+    env = {"DOCMCP_RERANK__PROVIDER": "cross-encoder", "DOCMCP_RERANK__MODEL_PATH": str(model)}
+    query = "cosine distance of embeddings"
+    with built.stdio(tmp_path / "server.log", **env) as reranked:
+        answer = reranked.search(query, top_k=8)
+        assert reranked.tool("stats")["reranker"] == "cross-encoder"
+    assert not answer["degraded"] and answer["notes"] == []
+    results = answer["results"]
+    assert [r["retrievers"]["rerank"] for r in results] == list(range(1, len(results) + 1))
+    # the same model in this process: the reranked head of the fused list, best first
+    head = server.search(query, top_k=50)["results"][:20]  # rerank.candidates
+    scores = CrossEncoder(model).score(query, [r["content"] for r in head])
+    best = np.argsort(-scores, kind="stable")[: len(results)]
+    assert [r["chunk_id"] for r in results] == [head[i]["chunk_id"] for i in best]
+    np.testing.assert_allclose([r["score"] for r in results], scores[best], rtol=1e-3, atol=1e-4)
+
+
+def test_http_rerank_orders_by_the_endpoint(built: Built, tmp_path: Path):
+    with running(LengthReranker()) as endpoint:
+        env = {
+            "DOCMCP_RERANK__PROVIDER": "http",
+            "DOCMCP_RERANK__URL": f"http://127.0.0.1:{endpoint.port}/rerank",
+        }
+        with built.stdio(tmp_path / "server.log", **env) as server:
+            answer = server.search("sourdough starter", top_k=10)
+    assert not answer["degraded"] and answer["notes"] == []
+    lengths = [len(r["content"]) for r in answer["results"]]
+    assert lengths == sorted(lengths, reverse=True)
+    assert [r["score"] for r in answer["results"]] == [float(n) for n in lengths]
+    assert [r["retrievers"]["rerank"] for r in answer["results"]] == list(
+        range(1, len(lengths) + 1)
+    )
+    path, body = endpoint.requests[0]
+    assert path == "/rerank" and body["query"] == "sourdough starter" and body["texts"]
+
+
+def test_failing_reranker_keeps_fused_order(built: Built, tmp_path: Path, server: LiveClient):
+    env = {
+        "DOCMCP_RERANK__PROVIDER": "http",
+        "DOCMCP_RERANK__URL": f"http://127.0.0.1:{free_port()}/rerank",
+    }
+    query = "bearer token authorization header"
+    with built.stdio(tmp_path / "server.log", **env) as failing:
+        answers = [failing.search(query) for _ in range(2)]
+    fused = server.search(query)
+    for answer in answers:
+        assert answer["degraded"] is True and answer["retrievers"] == ["keyword", "vector"]
+        assert any("reranker failed" in note for note in answer["notes"])
+        assert [r["chunk_id"] for r in answer["results"]] == [
+            r["chunk_id"] for r in fused["results"]
+        ]
+        assert all("rerank" not in r["retrievers"] for r in answer["results"])
+    assert "reranker failed" in (tmp_path / "server.log").read_text()
+
+
+def test_reranker_that_cannot_load_is_reported(built: Built, tmp_path: Path):
+    env = {
+        "DOCMCP_RERANK__PROVIDER": "cross-encoder",
+        "DOCMCP_RERANK__MODEL_PATH": str(tmp_path / "no-such-model"),
+    }
+    with built.stdio(tmp_path / "server.log", **env) as server:
+        answer = server.search("tomato stakes")
+        resource = json.loads(server.read(f"{NAME}://search/tomato%20stakes"))
+        stats = server.tool("stats")
+    for found in (answer, resource):
+        assert found["degraded"] is True and found["retrievers"] == ["keyword", "vector"]
+        assert any("reranker disabled" in note for note in found["notes"]), found["notes"]
+        assert found["results"][0]["path"] == "garden.md"
+        assert all("rerank" not in r["retrievers"] for r in found["results"])
+    assert "no-such-model" in stats["reranker_error"]
+
+
+# --- 7. a copied server folder runs on its own -----------------------------------------------
+
+
+def test_copied_server_folder_runs_from_anywhere(built: Built, tmp_path: Path):
+    copy = tmp_path / "elsewhere" / NAME
+    shutil.copytree(built.server_root, copy, ignore=shutil.ignore_patterns("build", "__pycache__"))
+    assert REPO not in copy.parents
+    script = copy / "runtime" / built.script.name
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    log = tmp_path / "server.log"
+    # -v logs every import (with its file) to stderr: proof of where docserve comes from
+    transport = StdioTransport(
+        sys.executable,
+        ["-v", str(script)],
+        env={"PYTHONDONTWRITEBYTECODE": "1"},
+        cwd=str(cwd),
+        log_file=log,
+    )
+    with LiveClient(transport) as server:
+        answer = server.search("array_cosine_distance")
+        stats = server.tool("stats")  # after a search: the model is loaded
+    assert Path(stats["database"]).is_relative_to(copy)
+    assert str(copy / "runtime" / "model") in stats["query_embedder"]
+    assert answer["retrievers"] == ["keyword", "vector"]
+    assert answer["results"][0]["path"] == "vectors.md"
+    imports = [line for line in log.read_text().splitlines() if "docserve" in line]
+    assert any(str(copy / "runtime" / "docserve" / "server.py") in line for line in imports)
+    assert not [line for line in imports if str(REPO) in line]
+
+
+def test_environment_overrides_apply_without_a_config_file(built: Built, tmp_path: Path):
+    copy = tmp_path / NAME
+    shutil.copytree(built.server_root, copy, ignore=shutil.ignore_patterns("build", "__pycache__"))
+    (copy / "config" / "server_config.yaml").unlink()
+    script = copy / "runtime" / built.script.name
+    log = tmp_path / "server.log"
+    with built.stdio(log, script=script, DOCMCP_SEARCH__TOP_K="2") as server:
+        answer = server.search("sourdough starter")
+        stats = server.tool("stats")
+    assert len(answer["results"]) == 2 and stats["search_settings"]["top_k"] == 2
+    assert Path(stats["database"]) == copy / "runtime" / built.database.name
