@@ -274,7 +274,7 @@ def grow(database: Path, target: Path, scale: int, hnsw: bool) -> float:
     con.execute("DROP INDEX chunks_embedding_hnsw")
     start = time.perf_counter()
     con.execute(f"""
-        INSERT INTO chunks SELECT * REPLACE (
+        INSERT INTO chunks SELECT chunks.* REPLACE (
             chunk_id || '-' || c AS chunk_id, document_id || '-' || c AS document_id,
             list_transform(embedding::FLOAT[], x -> x + (random() - 0.5) * 0.02)::FLOAT[{dim}] AS embedding)
         FROM chunks, range(1, {copies + 1}) t(c) LIMIT {scale - n}""")
