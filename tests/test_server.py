@@ -737,6 +737,9 @@ def test_missing_database_is_a_tool_error(built: Built, tmp_path: Path):
         assert str(database) in server.error("get_chunk", chunk_id="x")
         with pytest.raises(Exception, match=r"missing\.db"):
             server.read(f"{NAME}://search/cosine")
+        database.parent.mkdir()
+        shutil.copyfile(built.database, database)  # built while the server runs: no restart needed
+        assert server.search("cosine")["results"]
 
 
 def test_corrupt_database_is_a_tool_error(built: Built, tmp_path: Path):

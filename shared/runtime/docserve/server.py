@@ -33,16 +33,24 @@ class Runtime:
 
     def __init__(self, settings: ServerSettings, build_hint: str, model_dir: Path | None) -> None:
         self.settings = settings
+        self.build_hint = build_hint
+        self.model_dir = model_dir
         self.error: str | None = None
         self.rerank_error: str | None = None
         self.engine: SearchEngine | None = None
+        self.lock = threading.Lock()
+        self.open()
+
+    def open(self) -> None:
+        """Open the database and build the engine, or record why not (a later call retries)."""
+        settings = self.settings
         try:
-            store = ChunkStore(settings.database, build_hint)
+            store = ChunkStore(settings.database, self.build_hint)
         except DatabaseError as exc:
             self.error = str(exc)
             print(f"error: {exc}", file=sys.stderr)
             return
-        embedder = QueryEmbedder(settings.embedding, model_dir)
+        embedder = QueryEmbedder(settings.embedding, self.model_dir)
         try:
             reranker = make_reranker(settings.rerank)
         except Exception as exc:  # a bad rerank setting must not stop search
@@ -50,6 +58,7 @@ class Runtime:
             self.rerank_error = f"reranker disabled ({exc}); results are in fused order"
             reranker = None
         self.engine = SearchEngine(store, embedder, settings.search, reranker)
+        self.error = None
         threading.Thread(target=self._warm_up, daemon=True).start()
 
     def _warm_up(self) -> None:
@@ -64,9 +73,12 @@ class Runtime:
         """The engine, or a tool error that says how to build the missing database."""
         from fastmcp.exceptions import ToolError
 
-        if self.engine is None:
-            raise ToolError(self.error or "the search index is not available")
-        return self.engine
+        with self.lock:
+            if self.engine is None and self.settings.database.is_file():
+                self.open()  # built since the server started
+            if self.engine is None:
+                raise ToolError(self.error or "the search index is not available")
+            return self.engine
 
 
 def create_server(
