@@ -1,4 +1,4 @@
-"""Command line: ``docbuild scaffold | sync | build | ask``.
+"""Command line: ``docbuild scaffold | sync | build | ask | eval``.
 
 Exit codes: 0 success, 1 a stage failed, 2 bad arguments or configuration.
 """
@@ -6,10 +6,12 @@ Exit codes: 0 success, 1 a stage failed, 2 bad arguments or configuration.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+from pathlib import Path
 
 from docbuild import ask
-from docbuild.config import ConfigError, load_processing_config
+from docbuild.config import ConfigError, load_processing_config, server_root
 from docbuild.pipeline import Build, BuildError, format_summary
 from docbuild.processors import FORMATS
 from docbuild.scaffold import ScaffoldError, scaffold
@@ -51,6 +53,34 @@ def _parser() -> argparse.ArgumentParser:
         "--url",
         help="ask a running HTTP server (http://127.0.0.1:8765/mcp) instead of launching the script",
     )
+
+    p = commands.add_parser(
+        "eval", help="measure retrieval quality of a built server on a query set"
+    )
+    p.add_argument("name")
+    source = p.add_mutually_exclusive_group(required=True)
+    source.add_argument(
+        "--queries",
+        type=Path,
+        metavar="FILE",
+        help="JSONL of {id, query, relevant: [{path, heading, page}]}",
+    )
+    source.add_argument(
+        "--beir", type=Path, metavar="DIR", help="a BEIR folder: queries.jsonl and qrels/SPLIT.tsv"
+    )
+    p.add_argument("--split", default="test", help="BEIR qrels split (default: test)")
+    p.add_argument(
+        "--modes",
+        default="keyword,vector,hybrid",
+        help="comma-separated: keyword, vector, hybrid, hybrid+rerank",
+    )
+    p.add_argument(
+        "--candidates",
+        type=int,
+        default=200,
+        help="candidates per retriever (default 200, for Recall@100)",
+    )
+    p.add_argument("--json", type=Path, metavar="FILE", help="also write the scores as JSON")
     return parser
 
 
@@ -70,6 +100,8 @@ def main(argv: list[str] | None = None) -> int:
             )
             print(f"created {target}\nnext: tools/build_mcp.sh {args.name}")
             return 0
+        if args.command == "eval":
+            return run_eval(args)
         if args.command == "ask":
             return ask.run(args.name, args.query, args.top_k, args.mode, args.url)
         config = load_processing_config(args.name)
@@ -88,6 +120,28 @@ def main(argv: list[str] | None = None) -> int:
     except (BuildError, SyncError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+
+
+def run_eval(args: argparse.Namespace) -> int:
+    """``docbuild eval``: print the Markdown table (and write JSON when asked)."""
+    from docbuild import evaluate
+
+    judged = (
+        evaluate.load_beir(args.beir, args.split)
+        if args.beir
+        else evaluate.load_jsonl(args.queries)
+    )
+    engine = evaluate.open_engine(server_root(args.name), args.candidates)
+    modes = [m.strip() for m in args.modes.split(",") if m.strip()]
+    unknown = sorted(set(modes) - {"keyword", "vector", "hybrid", "hybrid+rerank"})
+    if unknown:
+        raise ConfigError(f"unknown mode(s): {', '.join(unknown)}")
+    scores = evaluate.evaluate(engine, judged, modes)
+    print(f"{args.name}: {len(judged)} queries, candidates {args.candidates} per retriever\n")
+    print(evaluate.markdown_table(scores))
+    if args.json:
+        args.json.write_text(json.dumps(evaluate.as_json(scores), indent=2) + "\n")
+    return 0
 
 
 if __name__ == "__main__":

@@ -1,0 +1,116 @@
+"""The eval harness: metric definitions, query-set loaders, and a smoke eval on a SciFact subset."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import REPO, corpus
+from docbuild.config import load_processing_config
+from docbuild.evaluate import evaluate, load_beir, load_jsonl, ndcg, open_engine, score_query
+from docbuild.pipeline import Build
+from docbuild.scaffold import scaffold
+
+
+def test_metrics_follow_their_definitions():
+    relevant = {"a": 1.0, "b": 1.0}
+    ranked = ["x", "a", "y", "b"]
+    expected = (1 / math.log2(3) + 1 / math.log2(5)) / (1 + 1 / math.log2(3))
+    assert ndcg(ranked, relevant) == pytest.approx(expected)
+    scores = score_query(ranked, relevant)
+    assert scores["mrr_10"] == 0.5 and scores["hit_1"] == 0.0 and scores["hit_3"] == 1.0
+    assert scores["recall_10"] == 1.0
+    assert score_query(["x"] * 3, relevant)["ndcg_10"] == 0.0
+    assert ndcg(["b", "a"], {"a": 2.0, "b": 1.0}) < ndcg(["a", "b"], {"a": 2.0, "b": 1.0}) == 1.0
+
+
+def test_jsonl_judgements_by_path_or_page(tmp_path: Path):
+    path = tmp_path / "q.jsonl"
+    path.write_text(
+        json.dumps(
+            {
+                "id": "1",
+                "query": "q1",
+                "type": "howto",
+                "relevant": [{"path": "a.md", "heading": "H", "page": None}],
+            }
+        )
+        + "\n"
+        + json.dumps(
+            {"id": "2", "query": "q2", "relevant": [{"path": "m.pdf", "heading": None, "page": 3}]}
+        )
+        + "\n"
+    )
+    first, second = load_jsonl(path)
+    assert (first.by, first.relevant, first.kind) == ("path", {"a.md": 1.0}, "howto")
+    assert (second.by, second.relevant) == ("page", {"m.pdf#page=3": 1.0})
+
+
+def test_question_sets_are_well_formed():
+    for name in ("mojo-manual", "hugo-docs", "pdfs"):
+        judged = load_jsonl(REPO / "tests" / "eval" / f"{name}.jsonl")
+        assert len(judged) >= 40, name
+        assert len({j.query_id for j in judged}) == len(judged)
+        assert {j.kind for j in judged} == {"identifier", "paraphrase", "howto"}
+
+
+@pytest.fixture(scope="module")
+def scifact_subset(tmp_path_factory, embedder):
+    """A few hundred SciFact documents: those judged for the first test queries, plus others."""
+    folder = corpus("scifact")
+    judged = load_beir(folder, "test")[:40]
+    wanted = {doc for j in judged for doc in j.relevant}
+    lines = (folder / "corpus.jsonl").read_text().splitlines()
+    chosen = [line for line in lines if json.loads(line)["_id"] in wanted]
+    chosen += [line for line in lines[:400] if json.loads(line)["_id"] not in wanted][
+        : 300 - len(chosen)
+    ]
+    root = tmp_path_factory.mktemp("scifact")
+    (root / "servers").mkdir()
+    (root / "corpus").mkdir()
+    (root / "corpus" / "corpus.jsonl").write_text("\n".join(chosen) + "\n")
+    scaffold("scifact-smoke", str(root / "corpus"), "jsonl", root=root)
+    Build(load_processing_config("scifact-smoke", root), embedder).run()
+    return root / "servers" / "scifact-smoke", judged
+
+
+def test_smoke_eval_on_a_scifact_subset(scifact_subset):
+    server, judged = scifact_subset
+    scores = {
+        s.mode: s
+        for s in evaluate(open_engine(server, 200), judged, ["keyword", "vector", "hybrid"])
+    }
+    for s in scores.values():
+        assert s.queries == 40 and 0.0 <= s.ndcg_10 <= 1.0 and s.recall_10 <= s.recall_100
+    # on a small subset every retriever should find most judged abstracts
+    assert scores["hybrid"].ndcg_10 > 0.5 and scores["hybrid"].hit[10] > 0.7
+    assert scores["hybrid"].ndcg_10 >= min(scores["keyword"].ndcg_10, scores["vector"].ndcg_10)
+
+
+def test_eval_command_prints_a_table_and_writes_json(scifact_subset, tmp_path: Path):
+    server, _ = scifact_subset
+    out = tmp_path / "scores.json"
+    result = subprocess.run(
+        [
+            str(REPO / "tools" / "eval_mcp.sh"),
+            "scifact-smoke",
+            "--beir",
+            str(corpus("scifact")),
+            "--modes",
+            "keyword",
+            "--json",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "DOCMCP_PROJECT_ROOT": str(server.parents[1])},
+    )
+    assert result.returncode == 0, result.stderr
+    assert "| mode | queries | nDCG@10 |" in result.stdout and "\n| keyword | " in result.stdout
+    data = json.loads(out.read_text())
+    assert data[0]["mode"] == "keyword" and data[0]["queries"] > 0
