@@ -113,7 +113,7 @@ def engine_for(server: Path, database: Path | None = None):
 
     settings = load_settings(server.name, server)
     settings.embedding.cache_size = 0
-    store = ChunkStore(database or settings.database, "build it")
+    store = ChunkStore(database or settings.database, "build it", settings.search.field_weights)
     return SearchEngine(
         store, QueryEmbedder(settings.embedding, server / "runtime" / "model"), settings.search
     )

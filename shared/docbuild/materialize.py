@@ -1,7 +1,8 @@
 """Materialise a DuckLake snapshot into the runtime database, atomically.
 
 The file holds the ``chunks`` table, an HNSW index (cosine) on the embeddings, a BM25 full-text
-index on title and content, and ``build_info``. It is written to a temporary file beside the
+index on title, heading breadcrumb, content and the split code identifiers (``code_terms``), and
+``build_info``. It is written to a temporary file beside the
 target and renamed over it only when complete, so a failed build never breaks a working server.
 """
 
@@ -11,6 +12,7 @@ import json
 import os
 from pathlib import Path
 
+from docserve.codeterms import code_terms
 from docserve.duck import connect
 
 from docbuild.lake import LAKE_ALIAS, attach_lake
@@ -22,6 +24,8 @@ FTS_OPTIONS = {
     "strip_accents": 1,
     "lower": 1,
 }
+FTS_FIELDS = ("title", "headings", "content", "code_terms")
+FTS_FIELDS_SQL = ", ".join(f"'{name}'" for name in FTS_FIELDS)
 HNSW_OPTIONS = {"metric": "cosine", "ef_construction": 128, "M": 16}
 
 
@@ -36,9 +40,12 @@ def materialize(
         con = connect(tmp, extensions=("vss", "fts", "ducklake"))
         try:
             attach_lake(con, lake_dir, read_only=True)
+            con.create_function("code_terms", code_terms, ["VARCHAR"], "VARCHAR")
             con.execute(
                 "CREATE TABLE chunks AS SELECT * REPLACE "
-                f"(embedding::FLOAT[{int(dimension)}] AS embedding) "
+                f"(embedding::FLOAT[{int(dimension)}] AS embedding), "
+                "array_to_string(section_hierarchy, ' ') AS headings, "
+                "code_terms(array_to_string(section_hierarchy, ' ') || ' ' || content) AS code_terms "
                 f"FROM {LAKE_ALIAS}.chunks AT (VERSION => ?) ORDER BY path, document_id, chunk_index",
                 [snapshot_id],
             )
@@ -50,7 +57,7 @@ def materialize(
                 f"WITH ({_sql_options(HNSW_OPTIONS)})"
             )
             con.execute(
-                f"PRAGMA create_fts_index('chunks', 'chunk_id', 'title', 'content', {_sql_options(FTS_OPTIONS)})"
+                f"PRAGMA create_fts_index('chunks', 'chunk_id', {FTS_FIELDS_SQL}, {_sql_options(FTS_OPTIONS)})"
             )
             counts = {
                 "chunks": con.execute("SELECT count(*) FROM chunks").fetchone()[0],
@@ -63,7 +70,7 @@ def materialize(
                 "snapshot_id": snapshot_id,
                 "chunk_count": counts["chunks"],
                 "document_count": counts["documents"],
-                "fts": {"fields": ["title", "content"], **FTS_OPTIONS},
+                "fts": {"fields": list(FTS_FIELDS), **FTS_OPTIONS},
                 "hnsw": HNSW_OPTIONS,
             }
             con.execute("CREATE TABLE build_info (key VARCHAR PRIMARY KEY, value JSON)")

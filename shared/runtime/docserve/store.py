@@ -2,8 +2,9 @@
 
 Vectors: the embeddings as one float32 matrix, searched exactly (a matrix-vector product beats
 the HNSW index at documentation scale and has perfect recall). Keywords: BM25 over postings read
-from DuckDB's full-text index tables into numpy, scored exactly as ``match_bm25`` scores them,
-without its per-query scan of the index tables. Chunk text is read from DuckDB per result.
+from DuckDB's full-text index tables into numpy, scored as ``match_bm25`` scores them (without
+its per-query scan of the index tables), with a term's frequency weighted by the field it occurs
+in (title and headings can count more than body text). Chunk text is read from DuckDB per result.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 import duckdb
 import numpy as np
 
+from docserve.codeterms import code_terms
 from docserve.duck import connect
 
 RESULT_COLUMNS = (
@@ -45,8 +47,11 @@ class Postings:
 class ChunkStore:
     """Read-only access to a built server database."""
 
-    def __init__(self, path: Path, build_hint: str) -> None:
+    def __init__(
+        self, path: Path, build_hint: str, field_weights: dict[str, float] | None = None
+    ) -> None:
         self.path = path
+        self.field_weights = field_weights or {}
         if not path.is_file():
             raise DatabaseError(f"database {path} not found: build it with `{build_hint}`")
         try:
@@ -89,8 +94,15 @@ class ChunkStore:
                 row_of_doc[docid] = row
                 doc_len[row] = length
         terms = self.con.execute("SELECT termid, term, df FROM fts_main_chunks.dict").fetchnumpy()
+        fields = dict(
+            self.con.execute("SELECT fieldid, field FROM fts_main_chunks.fields").fetchall()
+        )
+        weights = [(fid, float(self.field_weights.get(name, 1.0))) for fid, name in fields.items()]
         postings = self.con.execute(
-            "SELECT termid, docid, count(*)::INTEGER AS tf FROM fts_main_chunks.terms GROUP BY ALL ORDER BY termid, docid"
+            "SELECT t.termid, t.docid, sum(w.weight)::FLOAT AS tf FROM fts_main_chunks.terms t "
+            "JOIN (SELECT unnest(?) AS fieldid, unnest(?) AS weight) w USING (fieldid) "
+            "GROUP BY ALL ORDER BY t.termid, t.docid",
+            [[f for f, _ in weights], [w for _, w in weights]],
         ).fetchnumpy()
         n_terms = int(terms["termid"].max(initial=-1)) + 1
         df = np.zeros(n_terms, dtype=np.float32)
@@ -109,7 +121,8 @@ class ChunkStore:
         )
 
     def query_terms(self, query: str) -> list[str]:
-        """The query's terms as the index has them (same tokenizer and stemmer)."""
+        """The query's terms as the index has them (same tokenizer, stemmer and code terms)."""
+        query = f"{query} {code_terms(query)}"
         with self.lock:
             row = self.con.execute(
                 "SELECT list(DISTINCT stem(t, ?)) FROM (SELECT unnest(fts_main_chunks.tokenize(?)) AS t)",
@@ -128,6 +141,17 @@ class ChunkStore:
             )
             names = [d[0] for d in cursor.description]
             return {row[0]: dict(zip(names, row, strict=True)) for row in cursor.fetchall()}
+
+    def neighbours(self, document_id: str, low: int, high: int) -> list[dict[str, Any]]:
+        """Chunks of ``document_id`` with ``low <= chunk_index <= high``, in order."""
+        with self.lock:
+            cursor = self.con.execute(
+                f"SELECT {RESULT_COLUMNS} FROM chunks WHERE document_id = ? AND chunk_index BETWEEN ? AND ? "
+                "ORDER BY chunk_index",
+                [document_id, low, high],
+            )
+            names = [d[0] for d in cursor.description]
+            return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
     def counts(self) -> dict[str, int]:
         """Chunk and document counts."""

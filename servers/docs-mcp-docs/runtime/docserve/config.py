@@ -26,6 +26,9 @@ class SearchSettings:
     max_query_chars: int = 2000
     bm25_k1: float = 1.2
     bm25_b: float = 0.75
+    field_weights: dict[str, float] = field(
+        default_factory=lambda: {"title": 1.0, "headings": 1.0, "content": 1.0, "code_terms": 1.0}
+    )
 
 
 @dataclass

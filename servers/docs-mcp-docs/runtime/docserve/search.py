@@ -14,6 +14,7 @@ from typing import Any, Literal
 import numpy as np
 
 from docserve.config import SearchSettings
+from docserve.context import TokenCounter, merge_chunks
 from docserve.query_embedder import EmbedderUnavailable, QueryEmbedder
 from docserve.rerank import Reranker, RerankError
 from docserve.store import ChunkStore
@@ -21,6 +22,7 @@ from docserve.store import ChunkStore
 Mode = Literal["hybrid", "vector", "keyword"]
 MODES: tuple[str, ...] = ("hybrid", "vector", "keyword")
 MODEL_MATCH_COSINE = 0.99
+MAX_NEIGHBORS = 5
 
 
 class SearchInputError(ValueError):
@@ -43,6 +45,8 @@ class SearchResult:
     page: int | None
     chunk_index: int
     retrievers: dict[str, int]  # retriever -> rank (1-based) in its own candidate list
+    chunk_range: list[int] | None = None  # first and last chunk_index merged in (neighbours)
+    tokens: int | None = None  # wordpieces of content (when a token budget was asked for)
 
 
 @dataclass
@@ -71,11 +75,13 @@ class SearchEngine:
         embedder: QueryEmbedder,
         settings: SearchSettings,
         reranker: Reranker | None = None,
+        token_counter: TokenCounter | None = None,
     ) -> None:
         self.store = store
         self.embedder = embedder
         self.settings = settings
         self.reranker = reranker
+        self.token_counter = token_counter
         self.model_checked = False
         self.model_mismatch: str | None = None
 
@@ -158,11 +164,28 @@ class SearchEngine:
 
     # -- search -------------------------------------------------------------------------------
 
-    def search(self, query: str, top_k: int | None = None, mode: str = "hybrid") -> SearchResponse:
-        """Search; raises :class:`SearchInputError` for an unusable request."""
+    def search(
+        self,
+        query: str,
+        top_k: int | None = None,
+        mode: str = "hybrid",
+        neighbors: int = 0,
+        max_tokens: int | None = None,
+    ) -> SearchResponse:
+        """Search; raises :class:`SearchInputError` for an unusable request.
+
+        ``neighbors`` merges that many chunks before and after each hit (same document) into its
+        content; ``max_tokens`` keeps the best results until their content reaches the budget.
+        """
         started = time.perf_counter()
         notes: list[str] = []
         query, top_k = self._validate(query, top_k, mode, notes)
+        if not 0 <= neighbors <= MAX_NEIGHBORS:
+            raise SearchInputError(
+                f"neighbors must be between 0 and {MAX_NEIGHBORS} (got {neighbors})"
+            )
+        if max_tokens is not None and max_tokens < 1:
+            raise SearchInputError(f"max_tokens must be at least 1 (got {max_tokens})")
         depth = max(self.settings.candidates, top_k)
         if self.reranker is not None:
             depth = max(depth, self.reranker.candidates)
@@ -186,6 +209,10 @@ class SearchEngine:
         if self.reranker is not None and fused:
             fused, reranked = self._rerank(query, fused, notes)
         results = self._results(fused[:top_k])
+        if neighbors:
+            results = self._expand(results, neighbors)
+        if max_tokens is not None:
+            results = self._within_budget(results, max_tokens, notes)
         requested = {"hybrid": {"vector", "keyword"}, "vector": {"vector"}, "keyword": {"keyword"}}[
             mode
         ]
@@ -249,6 +276,63 @@ class SearchEngine:
             for n, i in enumerate(order, 1)
         ]
         return reranked + fused[len(head) :], True
+
+    def _expand(self, results: list[SearchResult], n: int) -> list[SearchResult]:
+        """Merge up to ``n`` neighbours on each side into each hit, never repeating a chunk that an
+        earlier (better) hit already carries; a hit inside an earlier window is dropped."""
+        covered: dict[str, set[int]] = {}
+        expanded = []
+        for result in results:
+            seen = covered.setdefault(result.document_id, set())
+            if result.chunk_index in seen:
+                continue
+            rows = self.store.neighbours(
+                result.document_id, result.chunk_index - n, result.chunk_index + n
+            )
+            window = [row for row in rows if row["chunk_index"] not in seen]
+            position = next(
+                i for i, row in enumerate(window) if row["chunk_index"] == result.chunk_index
+            )
+            low = high = position
+            while low > 0 and window[low - 1]["chunk_index"] == window[low]["chunk_index"] - 1:
+                low -= 1
+            while (
+                high < len(window) - 1
+                and window[high + 1]["chunk_index"] == window[high]["chunk_index"] + 1
+            ):
+                high += 1
+            window = window[low : high + 1]
+            result.content = merge_chunks([row["content"] for row in window])
+            result.chunk_range = [window[0]["chunk_index"], window[-1]["chunk_index"]]
+            seen.update(row["chunk_index"] for row in window)
+            expanded.append(result)
+        return expanded
+
+    def _within_budget(
+        self, results: list[SearchResult], budget: int, notes: list[str]
+    ) -> list[SearchResult]:
+        """The best results whose content fits ``budget`` tokens (the first is cut if it alone is over)."""
+        if self.token_counter is None:
+            raise SearchInputError(
+                "max_tokens needs the model's tokenizer, which this server could not load"
+            )
+        kept: list[SearchResult] = []
+        used = 0
+        for result in results:
+            tokens = self.token_counter.count(result.content)
+            if used + tokens > budget:
+                if not kept:
+                    result.content = self.token_counter.truncate(result.content, budget)
+                    result.tokens = self.token_counter.count(result.content)
+                    kept.append(result)
+                    used += result.tokens
+                    notes.append(f"the best result was cut to fit max_tokens={budget}")
+                break
+            result.tokens = tokens
+            kept.append(result)
+            used += tokens
+        notes.append(f"token budget {budget}: {len(kept)} of {len(results)} results, {used} tokens")
+        return kept
 
     def _results(self, fused: list[tuple[int, float, dict[str, int]]]) -> list[SearchResult]:
         ids = [self.store.chunk_ids[row] for row, _, _ in fused]

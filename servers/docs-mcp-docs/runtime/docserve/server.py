@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from docserve.config import ServerSettings, load_settings
+from docserve.context import TokenCounter
 from docserve.query_embedder import QueryEmbedder
 from docserve.rerank import make_reranker
 from docserve.search import SearchEngine, SearchInputError
@@ -45,7 +46,7 @@ class Runtime:
         """Open the database and build the engine, or record why not (a later call retries)."""
         settings = self.settings
         try:
-            store = ChunkStore(settings.database, self.build_hint)
+            store = ChunkStore(settings.database, self.build_hint, settings.search.field_weights)
         except DatabaseError as exc:
             self.error = str(exc)
             print(f"error: {exc}", file=sys.stderr)
@@ -57,9 +58,22 @@ class Runtime:
             print(f"reranker disabled: {exc}", file=sys.stderr)
             self.rerank_error = f"reranker disabled ({exc}); results are in fused order"
             reranker = None
-        self.engine = SearchEngine(store, embedder, settings.search, reranker)
+        self.engine = SearchEngine(
+            store, embedder, settings.search, reranker, self._token_counter()
+        )
         self.error = None
         threading.Thread(target=self._warm_up, daemon=True).start()
+
+    def _token_counter(self) -> TokenCounter | None:
+        """The model's tokenizer for token budgets (None when no model folder is found)."""
+        from docserve.encoder import default_model_dir
+
+        folder = self.model_dir if self.model_dir and self.model_dir.is_dir() else None
+        try:
+            return TokenCounter(folder or default_model_dir())
+        except Exception as exc:  # budgets are optional; search works without them
+            print(f"token budgets unavailable: {exc}", file=sys.stderr)
+            return None
 
     def _warm_up(self) -> None:
         """Load the model and check it against the database before the first query needs it."""
@@ -93,9 +107,11 @@ def create_server(
     mcp = FastMCP(name=settings.name, instructions=INSTRUCTIONS.format(title=title), auth=auth)
     read_only = {"readOnlyHint": True, "openWorldHint": False}
 
-    def run_search(query: str, top_k: int | None, mode: str) -> dict[str, Any]:
+    def run_search(
+        query: str, top_k: int | None, mode: str, neighbors: int = 0, max_tokens: int | None = None
+    ) -> dict[str, Any]:
         try:
-            answer = runtime.require().search(query, top_k, mode).to_dict()
+            answer = runtime.require().search(query, top_k, mode, neighbors, max_tokens).to_dict()
         except SearchInputError as exc:
             raise ToolError(str(exc)) from None
         if runtime.rerank_error:  # configured but could not be loaded: say so in every answer
@@ -111,6 +127,12 @@ def create_server(
             Literal["hybrid", "vector", "keyword"],
             "hybrid (default) fuses meaning and keywords; keyword for exact names; vector for paraphrases.",
         ] = "hybrid",
+        neighbors: Annotated[
+            int, "Also merge this many chunks before and after each hit (0 to 5) for more context."
+        ] = 0,
+        max_tokens: Annotated[
+            int | None, "Return the best results only until their content reaches this many tokens."
+        ] = None,
     ) -> dict[str, Any]:
         """Search the documentation and return the best matching passages, best first.
 
@@ -118,9 +140,11 @@ def create_server(
         `section_hierarchy` (headings leading to it), `url`/`section_url` to cite, `page` for PDFs,
         `chunk_id` (for get_chunk), `score`, and `retrievers` (which searches found it, with ranks).
         `degraded` and `notes` say when an answer was produced with less than the full search
-        (for example keyword-only because the embedding model is unavailable).
+        (for example keyword-only because the embedding model is unavailable). With `neighbors`,
+        each hit's `content` includes the surrounding chunks (`chunk_range` says which); with
+        `max_tokens`, results are cut off once the budget is spent (`tokens` per result).
         """
-        return run_search(query, top_k, mode)
+        return run_search(query, top_k, mode, neighbors, max_tokens)
 
     @mcp.tool(annotations=read_only)
     def get_chunk(chunk_id: Annotated[str, "The chunk_id of a search result."]) -> dict[str, Any]:

@@ -1,0 +1,35 @@
+"""Extra index terms for code identifiers, shared by the build (documents) and the runtime (queries).
+
+The full-text index keeps ``array_cosine_distance`` as one term, so a search for "cosine
+distance" would miss it, and it splits ``1.2.3`` into three digits. ``code_terms`` lists, for
+each identifier, its parts (``array cosine distance``, ``unsafe pointer`` for ``UnsafePointer``)
+and a joined form of dotted names (``os_path_join``, ``1_2_3``), so both the whole identifier
+and its words are findable. Documents and queries get the same treatment.
+"""
+
+from __future__ import annotations
+
+import re
+
+IDENTIFIER = re.compile(
+    r"[A-Za-z0-9_]+(?:[.:][A-Za-z0-9_]+)+|[A-Za-z0-9]*_[A-Za-z0-9_]*|[a-z0-9]+[A-Z][A-Za-z0-9]*|[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*"
+)
+CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+
+
+def split_identifier(identifier: str) -> list[str]:
+    """``array_cosine_distance`` → [array, cosine, distance]; ``UnsafePointer`` → [Unsafe, Pointer]."""
+    return [part for piece in re.split(r"[_.:]+", identifier) for part in CAMEL.findall(piece)]
+
+
+def code_terms(text: str) -> str:
+    """Space-separated extra terms for the identifiers in ``text`` (empty when there are none)."""
+    terms: list[str] = []
+    for match in IDENTIFIER.finditer(text):
+        identifier = match.group().strip("_.:")
+        parts = split_identifier(identifier)
+        if len(parts) > 1:
+            terms.extend(parts)
+        if re.search(r"[.:]", identifier):
+            terms.append(re.sub(r"[.:]+", "_", identifier))
+    return " ".join(terms)

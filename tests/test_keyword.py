@@ -1,0 +1,91 @@
+"""Keyword search for code documentation: identifiers findable whole and by their words, versions
+findable, prose still stemmed, and field weights that let a heading count more than body text."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from docbuild.config import load_processing_config
+from docbuild.pipeline import Build
+from docbuild.scaffold import scaffold
+from docserve.codeterms import code_terms, split_identifier
+from docserve.config import EmbedderSettings, SearchSettings
+from docserve.query_embedder import QueryEmbedder
+from docserve.search import SearchEngine
+from docserve.store import ChunkStore
+
+PAGES = {
+    "distance.md": "# Distances\n\nCall `array_cosine_distance(a, b)` on two arrays of floats.\n",
+    "inline.md": "# Inlining\n\nMark a function with `@always_inline` to inline it at every call site.\n",
+    "pointers.md": "# Pointers\n\nAllocate with `UnsafePointer[Int].alloc(4)` and free it afterwards.\n",
+    "release.md": "# Releases\n\nVersion 1.2.3 fixed the parser. Earlier notes mention 2 and 3 and 1 separately.\n",
+    "other.md": "# Numbers\n\nThe list holds 1, 2 and 3 items in version four.\n",
+    "running.md": "# Jobs\n\nThe runner runs every job quickly.\n",
+    "heading.md": "# Guide\n\n## Caching\n\nThis section explains the behaviour in detail for readers.\n",
+    "body.md": "# Notes\n\n## Misc\n\nSome readers mention caching once in passing here today.\n",
+}
+
+
+def test_identifier_splitting():
+    assert split_identifier("array_cosine_distance") == ["array", "cosine", "distance"]
+    assert split_identifier("UnsafePointer") == ["Unsafe", "Pointer"]
+    assert split_identifier("getHTTPResponse") == ["get", "HTTP", "Response"]
+    assert code_terms("see os.path.join and 1.2.3") == "os path join os_path_join 1 2 3 1_2_3"
+    assert code_terms("plain prose only") == ""
+
+
+@pytest.fixture(scope="module")
+def database(tmp_path_factory, embedder) -> Path:
+    root = tmp_path_factory.mktemp("keyword")
+    (root / "servers").mkdir()
+    src = root / "src"
+    src.mkdir()
+    for name, text in PAGES.items():
+        (src / name).write_text(text)
+    scaffold("kw-docs", str(src), "md", root=root)
+    config = load_processing_config("kw-docs", root)
+    Build(config, embedder).run()
+    return config.database_path
+
+
+def keyword(database: Path, query: str, weights: dict[str, float] | None = None) -> list[str]:
+    settings = SearchSettings()
+    store = ChunkStore(database, "build it", weights or settings.field_weights)
+    engine = SearchEngine(store, QueryEmbedder(EmbedderSettings(provider="none")), settings)
+    return [r.path for r in engine.search(query, 10, "keyword").results]
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("array_cosine_distance", "distance.md"),
+        ("cosine distance", "distance.md"),
+        ("@always_inline", "inline.md"),
+        ("always inline", "inline.md"),
+        ("UnsafePointer[Int]", "pointers.md"),
+        ("unsafe pointer", "pointers.md"),
+        ("1.2.3", "release.md"),
+        ("running", "running.md"),  # stemming: run/runs/runner
+    ],
+)
+def test_code_identifiers_and_prose_are_findable(database: Path, query: str, expected: str):
+    assert keyword(database, query)[0] == expected
+
+
+def test_version_number_beats_scattered_digits(database: Path):
+    ranked = keyword(database, "1.2.3")
+    assert ranked.index("release.md") < ranked.index("other.md")
+
+
+def test_heading_weight_lifts_a_heading_match(database: Path):
+    flat = keyword(database, "caching", {"title": 1, "headings": 1, "content": 1, "code_terms": 1})
+    assert set(flat[:2]) == {"heading.md", "body.md"}
+    lifted = keyword(
+        database, "caching", {"title": 2, "headings": 3, "content": 1, "code_terms": 1}
+    )
+    assert lifted[0] == "heading.md"
+    lowered = keyword(
+        database, "caching", {"title": 1, "headings": 0, "content": 1, "code_terms": 1}
+    )
+    assert lowered[0] == "body.md"
