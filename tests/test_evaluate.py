@@ -74,6 +74,8 @@ def scifact_subset(tmp_path_factory, embedder):
     (root / "corpus").mkdir()
     (root / "corpus" / "corpus.jsonl").write_text("\n".join(chosen) + "\n")
     scaffold("scifact-smoke", str(root / "corpus"), "jsonl", root=root)
+    config_file = root / "servers" / "scifact-smoke" / "config" / "processing_config.yaml"
+    config_file.write_text(config_file.read_text().replace("  beir: null", f"  beir: {folder}"))
     Build(load_processing_config("scifact-smoke", root), embedder).run()
     return root / "servers" / "scifact-smoke", judged
 
@@ -114,3 +116,18 @@ def test_eval_command_prints_a_table_and_writes_json(scifact_subset, tmp_path: P
     assert "| mode | queries | nDCG@10 |" in result.stdout and "\n| keyword | " in result.stdout
     data = json.loads(out.read_text())
     assert data[0]["mode"] == "keyword" and data[0]["queries"] > 0
+
+
+def test_the_build_stores_its_eval_report(scifact_subset):
+    server, _ = scifact_subset
+    from docserve.duck import connect
+
+    con = connect(server / "runtime" / "scifact_smoke.db", read_only=True, extensions=())
+    report = json.loads(
+        con.execute("SELECT value FROM build_info WHERE key = 'eval'").fetchone()[0]
+    )
+    assert report["count"] == len(load_beir(corpus("scifact"), "test"))
+    assert {s["mode"] for s in report["scores"]} == {"keyword", "vector", "hybrid"}
+    assert (server / "eval" / "report.md").read_text().startswith("| mode | queries | nDCG@10")
+    assert json.loads((server / "eval" / "report.json").read_text()) == report["scores"]
+    assert "## Measured quality" in (server / "README.md").read_text()

@@ -97,6 +97,16 @@ class EmbeddingConfig:
 
 
 @dataclass
+class EvalConfig:
+    """A query set the build evaluates the new database on (its report is stored with it)."""
+
+    queries: str | None = None  # JSONL of {id, query, relevant: [{path, heading, page}]}
+    beir: str | None = None  # a BEIR folder: queries.jsonl and qrels/SPLIT.tsv
+    split: str = "test"
+    modes: list[str] = field(default_factory=lambda: ["keyword", "vector", "hybrid"])
+
+
+@dataclass
 class ProcessingConfig:
     """Everything ``build`` needs, from ``config/processing_config.yaml``."""
 
@@ -112,6 +122,7 @@ class ProcessingConfig:
     jsonl: JsonlConfig = field(default_factory=JsonlConfig)
     chunking: ChunkingConfig = field(default_factory=ChunkingConfig)
     embedding: EmbeddingConfig = field(default_factory=EmbeddingConfig)
+    eval: EvalConfig = field(default_factory=EvalConfig)
     raw: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -183,5 +194,6 @@ def load_processing_config(name: str, root: Path | None = None) -> ProcessingCon
         jsonl=_section(data, "jsonl", JsonlConfig, path),
         chunking=_section(data, "chunking", ChunkingConfig, path),
         embedding=_section({"embedding": embedding}, "embedding", EmbeddingConfig, path),
+        eval=_section(data, "eval", EvalConfig, path),
         raw=data,
     )

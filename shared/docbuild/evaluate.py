@@ -137,10 +137,16 @@ def score_query(ranked: list[str], relevant: dict[str, float]) -> dict[str, floa
 
 
 def open_engine(
-    server_root: Path, candidates: int | None = None, rerank: bool = True
+    server_root: Path,
+    candidates: int | None = None,
+    rerank: bool = True,
+    database: Path | None = None,
 ) -> SearchEngine:
-    """A search engine over a built server, as its runtime would configure it."""
+    """A search engine over a built server, as its runtime would configure it (``database``
+    overrides the configured file, e.g. a build's temporary file)."""
     settings = load_settings(server_root.name, server_root)
+    if database is not None:
+        settings.database = database
     settings.search.max_top_k = max(settings.search.max_top_k, DEPTH * 3)
     if candidates:
         settings.search.candidates = candidates
@@ -153,9 +159,14 @@ def open_engine(
 
 
 def evaluate(engine: SearchEngine, judged: list[Judged], modes: list[str]) -> list[ModeScores]:
-    """Run every query in every mode; returns averages per mode."""
+    """Run every query in every mode (adding ``hybrid+rerank`` when a reranker is configured);
+    returns averages per mode."""
     table = []
+    reranker = engine.reranker
+    if reranker is not None and "hybrid+rerank" not in modes:
+        modes = [*modes, "hybrid+rerank"]
     for mode in modes:
+        engine.reranker = reranker if mode == "hybrid+rerank" else None
         rows, times, kinds = [], [], {}
         search_mode = "hybrid" if mode == "hybrid+rerank" else mode
         for query in judged:
@@ -181,6 +192,7 @@ def evaluate(engine: SearchEngine, judged: list[Judged], modes: list[str]) -> li
                 per_kind_hit_5={kind: statistics.fmean(v) for kind, v in sorted(kinds.items())},
             )
         )
+    engine.reranker = reranker
     return table
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from docserve.codeterms import code_terms
@@ -30,9 +31,18 @@ HNSW_OPTIONS = {"metric": "cosine", "ef_construction": 128, "M": 16}
 
 
 def materialize(
-    lake_dir: Path, snapshot_id: int, target: Path, dimension: int, build_info: dict[str, object]
+    lake_dir: Path,
+    snapshot_id: int,
+    target: Path,
+    dimension: int,
+    build_info: dict[str, object],
+    finalize: Callable[[Path], dict[str, object]] | None = None,
 ) -> dict[str, int]:
-    """Write snapshot ``snapshot_id`` of the lake to ``target``; returns row counts."""
+    """Write snapshot ``snapshot_id`` of the lake to ``target``; returns row counts.
+
+    ``finalize`` runs on the finished file before it replaces ``target`` (for example an eval)
+    and returns more ``build_info`` entries.
+    """
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(f"{target.name}.tmp-{os.getpid()}")
     tmp.unlink(missing_ok=True)
@@ -81,6 +91,18 @@ def materialize(
             con.execute("CHECKPOINT")
         finally:
             con.close()
+        if finalize is not None:
+            extra = finalize(tmp)
+            con = connect(tmp, extensions=("vss",))
+            try:
+                con.execute("SET hnsw_enable_experimental_persistence = true")
+                con.executemany(
+                    "INSERT OR REPLACE INTO build_info VALUES (?, ?)",
+                    [(key, json.dumps(value, default=str)) for key, value in sorted(extra.items())],
+                )
+                con.execute("CHECKPOINT")
+            finally:
+                con.close()
         os.replace(tmp, target)
     finally:
         tmp.unlink(missing_ok=True)

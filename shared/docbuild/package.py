@@ -87,7 +87,7 @@ def render_readme(server_root: Path, name: str, info: dict[str, Any]) -> Path:
     script = (server_root / "runtime" / f"{underscored(name)}_server.py").resolve()
     python = (server_root / ".venv" / "bin" / "python").resolve()
     claude = {"mcpServers": {name: {"command": str(python), "args": [str(script)]}}}
-    shown = {k: v for k, v in info.items() if k not in ("probe_vector",)}
+    shown = {k: v for k, v in info.items() if k not in ("probe_vector", "eval")}
     text = render(
         (TEMPLATES / "server_README.md").read_text(),
         {
@@ -99,8 +99,20 @@ def render_readme(server_root: Path, name: str, info: dict[str, Any]) -> Path:
             "chunks": str(info.get("chunk_count", "?")),
             "documents": str(info.get("document_count", "?")),
             "model": str(info.get("model_id", "?")),
+            "quality": _quality(info.get("eval")),
         },
     )
     path = server_root / "README.md"
     path.write_text(text)
     return path
+
+
+def _quality(report: Any) -> str:
+    """The measured-quality section of the README (empty when the build ran no eval)."""
+    if not isinstance(report, dict):
+        return ""
+    return (
+        f"## Measured quality\n\nThe build scored this database on {report.get('count')} queries "
+        f"from `{Path(str(report.get('queries'))).name}` (document-level judgements; "
+        "`tools/eval_mcp.sh` reruns it):\n\n" + str(report.get("table", "")) + "\n"
+    )

@@ -179,10 +179,43 @@ class Build:
                 config.database_path,
                 embeddings.shape[1],
                 {**info, "built_at": datetime.now(UTC).isoformat(timespec="seconds")},
+                self.evaluate if config.eval.queries or config.eval.beir else None,
             )
         with self.stage("package"):
             self.package(embedder)
         return self.report
+
+    def evaluate(self, database: Path) -> dict[str, object]:
+        """Score the new database on the configured query set; the report goes into build_info
+        and ``servers/NAME/eval/`` (Markdown and JSON)."""
+        from docbuild import evaluate
+
+        spec = self.config.eval
+        judged = (
+            evaluate.load_beir(Path(spec.beir), spec.split)
+            if spec.beir
+            else evaluate.load_jsonl(Path(spec.queries or ""))
+        )
+        engine = evaluate.open_engine(self.config.server_root, 200, database=database)
+        try:
+            scores = evaluate.evaluate(engine, judged, spec.modes)
+        finally:
+            engine.store.close()
+        table = evaluate.markdown_table(scores)
+        folder = self.config.server_root / "eval"
+        folder.mkdir(exist_ok=True)
+        (folder / "report.md").write_text(table + "\n")
+        (folder / "report.json").write_text(json.dumps(evaluate.as_json(scores), indent=2) + "\n")
+        log(table)
+        source = spec.beir or spec.queries
+        return {
+            "eval": {
+                "queries": str(source),
+                "count": len(judged),
+                "scores": evaluate.as_json(scores),
+                "table": table,
+            }
+        }
 
     def package(self, embedder: Embedder) -> None:
         """Make the server folder self-contained: runtime code, script, model, README."""

@@ -19,15 +19,15 @@ class SearchSettings:
 
     top_k: int = 5
     max_top_k: int = 50
-    candidates: int = 50
-    rrf_k: int = 60
+    candidates: int = 100
+    rrf_k: int = 10
     vector_weight: float = 1.0
     keyword_weight: float = 1.0
     max_query_chars: int = 2000
     bm25_k1: float = 1.2
     bm25_b: float = 0.75
     field_weights: dict[str, float] = field(
-        default_factory=lambda: {"title": 1.0, "headings": 1.0, "content": 1.0, "code_terms": 1.0}
+        default_factory=lambda: {"title": 2.0, "headings": 2.0, "content": 1.0, "code_terms": 1.0}
     )
 
 
