@@ -1,4 +1,4 @@
-"""Command line: ``docbuild scaffold | sync | build | ask | eval``.
+"""Command line: ``docbuild scaffold | sync | build | versions | diff | ask | eval``.
 
 Exit codes: 0 success, 1 a stage failed, 2 bad arguments or configuration.
 """
@@ -12,6 +12,7 @@ from pathlib import Path
 
 from docbuild import ask
 from docbuild.config import ConfigError, load_processing_config, server_root
+from docbuild.lake import diff_snapshots, list_snapshots
 from docbuild.pipeline import Build, BuildError, format_summary
 from docbuild.processors import FORMATS
 from docbuild.scaffold import ScaffoldError, scaffold
@@ -43,6 +44,21 @@ def _parser() -> argparse.ArgumentParser:
 
     p = commands.add_parser("build", help="build servers/NAME/runtime/NAME.db")
     p.add_argument("name")
+    p.add_argument(
+        "--from-snapshot",
+        type=int,
+        metavar="ID",
+        help="materialise an earlier build (rollback; embeds nothing)",
+    )
+
+    p = commands.add_parser("versions", help="list the builds recorded in the server's DuckLake")
+    p.add_argument("name")
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+    p = commands.add_parser("diff", help="documents added, removed and changed between two builds")
+    p.add_argument("name")
+    p.add_argument("old", type=int)
+    p.add_argument("new", type=int)
 
     p = commands.add_parser("ask", help="query a built server through a real MCP client")
     p.add_argument("name")
@@ -111,15 +127,45 @@ def main(argv: list[str] | None = None) -> int:
                 f"synced {record['origin']} → {config.source.path} (revision {record.get('revision') or 'n/a'})"
             )
             return 0
-        report = Build(config).run()
+        lake = config.work_dir / "lake"
+        if args.command == "versions":
+            print_versions(list_snapshots(lake), args.json)
+            return 0
+        if args.command == "diff":
+            changes = diff_snapshots(lake, args.old, args.new)
+            for kind in ("added", "removed", "changed"):
+                print(f"{kind} ({len(changes[kind])}):")
+                print("".join(f"  {doc}\n" for doc in changes[kind]), end="")
+            return 0
+        build = Build(config)
+        report = (
+            build.rollback(args.from_snapshot) if args.from_snapshot is not None else build.run()
+        )
         print(format_summary(report))
         return 0
     except (ScaffoldError, ConfigError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    except (BuildError, SyncError) as exc:
+    except (BuildError, SyncError, FileNotFoundError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+
+
+def print_versions(snapshots: list[dict[str, object]], as_json: bool) -> None:
+    """The builds as a table (or JSON)."""
+    if as_json:
+        print(json.dumps(snapshots, indent=2, default=str))
+        return
+    print(
+        f"{'snapshot':>8}  {'time (UTC)':<19}  {'documents':>9}  {'chunks':>6}  {'files':>5}  {'config':<12}  source revision"
+    )
+    for snap in snapshots:
+        info = snap["info"] if isinstance(snap["info"], dict) else {}
+        print(
+            f"{snap['snapshot_id']:>8}  {str(snap['time'])[:19]:<19}  {info.get('document_count', '?'):>9}  "
+            f"{info.get('chunk_count', '?'):>6}  {info.get('file_count', '?'):>5}  "
+            f"{str(info.get('config_hash', ''))[:12]:<12}  {info.get('source_revision') or '-'}"
+        )
 
 
 def run_eval(args: argparse.Namespace) -> int:

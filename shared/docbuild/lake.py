@@ -68,3 +68,51 @@ def snapshot_chunks(
         raise
     finally:
         con.close()
+
+
+def _read_only_lake(lake_dir: Path) -> duckdb.DuckDBPyConnection:
+    if not (lake_dir / "catalog.ducklake").is_file():
+        raise FileNotFoundError(f"no builds yet: {lake_dir / 'catalog.ducklake'} does not exist")
+    con = connect(extensions=("ducklake",))
+    attach_lake(con, lake_dir, read_only=True)
+    return con
+
+
+def list_snapshots(lake_dir: Path) -> list[dict[str, object]]:
+    """The builds recorded in the lake, oldest first, with their metadata."""
+    con = _read_only_lake(lake_dir)
+    try:
+        rows = con.execute(
+            f"SELECT snapshot_id, snapshot_time::VARCHAR, commit_message, commit_extra_info "
+            f"FROM {LAKE_ALIAS}.snapshots() WHERE author = 'docbuild' ORDER BY snapshot_id"
+        ).fetchall()
+    finally:
+        con.close()
+    return [
+        {"snapshot_id": sid, "time": when, "message": message, "info": json.loads(extra or "{}")}
+        for sid, when, message, extra in rows
+    ]
+
+
+def diff_snapshots(lake_dir: Path, old: int, new: int) -> dict[str, list[str]]:
+    """Documents added, removed and changed between two snapshots."""
+    con = _read_only_lake(lake_dir)
+    try:
+        versions = {}
+        for snapshot in (old, new):
+            rows = con.execute(
+                f"SELECT document_id, list(content_hash ORDER BY chunk_index) FROM {LAKE_ALIAS}.chunks "
+                "AT (VERSION => ?) GROUP BY document_id",
+                [snapshot],
+            ).fetchall()
+            versions[snapshot] = dict(rows)
+    except duckdb.Error as exc:
+        raise ValueError(f"cannot compare snapshots {old} and {new}: {exc}") from None
+    finally:
+        con.close()
+    before, after = versions[old], versions[new]
+    return {
+        "added": sorted(set(after) - set(before)),
+        "removed": sorted(set(before) - set(after)),
+        "changed": sorted(d for d in set(before) & set(after) if before[d] != after[d]),
+    }

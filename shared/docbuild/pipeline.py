@@ -25,7 +25,7 @@ from docbuild.discover import SourceFile, discover
 from docbuild.documents import Document, FileProblem, SkipFile
 from docbuild.embedding import Embedder, EmbeddingError, make_embedder
 from docbuild.embedding.cache import EmbeddingCache
-from docbuild.lake import Snapshot, snapshot_chunks
+from docbuild.lake import Snapshot, list_snapshots, snapshot_chunks
 from docbuild.materialize import materialize
 from docbuild.package import bundle_model, install_runtime, render_readme
 from docbuild.processors import processor_for
@@ -165,6 +165,7 @@ class Build:
                 chunks_table(chunks, embeddings), config.work_dir / "chunks.parquet"
             )
         info = self.build_info(embedder, files, documents)
+        info["chunk_count"], info["document_count"] = len(chunks), len(documents)
         info["probe_text"], info["probe_vector"] = (
             PROBE_TEXT,
             [round(float(x), 6) for x in self.probe],
@@ -183,6 +184,35 @@ class Build:
             )
         with self.stage("package"):
             self.package(embedder)
+        return self.report
+
+    def rollback(self, snapshot_id: int) -> BuildReport:
+        """Materialise an earlier snapshot as the runtime database; nothing is embedded."""
+        config = self.config
+        lake = config.work_dir / "lake"
+        builds = {s["snapshot_id"]: s for s in list_snapshots(lake)}
+        if snapshot_id not in builds:
+            known = ", ".join(map(str, builds)) or "none"
+            raise BuildError(
+                f"no build snapshot {snapshot_id} (builds: {known}); see `docbuild versions {config.name}`"
+            )
+        info = dict(builds[snapshot_id]["info"])
+        with self.stage("materialise"):
+            counts = materialize(
+                lake,
+                snapshot_id,
+                config.database_path,
+                int(info["dimension"]),
+                {
+                    **info,
+                    "built_at": datetime.now(UTC).isoformat(timespec="seconds"),
+                    "rolled_back_to": snapshot_id,
+                },
+            )
+        with self.stage("package"):
+            install_runtime(config.server_root, config.name)
+            self.render(config)
+        self.report.chunks, self.report.documents = counts["chunks"], counts["documents"]
         return self.report
 
     def evaluate(self, database: Path) -> dict[str, object]:
@@ -224,6 +254,11 @@ class Build:
         model_dir = getattr(embedder, "model_dir", None)
         if model_dir is not None:
             bundle_model(model_dir, config.server_root)
+        self.render(config)
+
+    @staticmethod
+    def render(config: ProcessingConfig) -> None:
+        """Render the server README from the database's ``build_info``."""
         with connect(config.database_path, read_only=True, extensions=()) as con:
             rows = con.execute("SELECT key, value FROM build_info").fetchall()
         render_readme(config.server_root, config.name, {k: json.loads(v) for k, v in rows})
