@@ -5,7 +5,7 @@
 #   .venv-max        Modular MAX, max[serve]==26.7.0                          (with --max)
 # Idempotent: an environment that is installed and starts is left alone. Exits non-zero on failure.
 #
-# torch comes from the CPU wheel this machine keeps in pip's find-links (/opt/wheels): the
+# torch comes from the CPU wheel this machine kind keeps in pip's find-links: the
 # constraints below pin torch==2.13.0+cpu, so pip fails rather than pull the multi-GB CUDA build
 # from PyPI when that wheel is missing. The other versions are the set that resolved and was
 # tested here, pinned so a new release upstream cannot break the tests.
