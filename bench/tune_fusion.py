@@ -1,10 +1,11 @@
-"""Choose fusion defaults on evidence: candidate depth, RRF k, retriever and field weights.
+"""Choose fusion defaults on evidence: fusion, candidate depth, RRF k, retriever and field weights.
 
 Run: .venv/bin/python bench/tune_fusion.py SERVER=QUERIES [SERVER=QUERIES ...]
 
 SERVER is a built server folder; QUERIES a JSONL query set or a BEIR folder. Each retriever runs
 once per query (and per field-weight setting), then every fusion setting is scored from those
-candidate lists. Prints nDCG@10 and Hit@5 per set and their mean, best settings first.
+candidate lists with the engine's own fusion. Prints nDCG@10 and Hit@5 per set and their mean,
+best settings first.
 """
 
 from __future__ import annotations
@@ -15,23 +16,25 @@ import sys
 from pathlib import Path
 
 from docbuild.evaluate import load_beir, load_jsonl, ndcg, open_engine, page_key
+from docserve.search import SearchEngine
 
-RRF_K = (10, 30, 60, 100)
-WEIGHTS = ((1.0, 1.0), (1.0, 0.7), (0.7, 1.0), (1.0, 0.5))  # (vector, keyword)
-DEPTHS = (20, 50, 100)
+FUSIONS = (("convex", 0), ("rrf", 10), ("rrf", 30), ("rrf", 60))  # (fusion, rrf k)
+WEIGHTS = ((1.0, 1.0), (1.0, 0.7), (0.7, 1.0), (1.0, 0.5), (0.5, 1.0))  # (vector, keyword)
+DEPTHS = (50, 100, 200)
 FIELD_WEIGHTS = (
     {"title": 1.0, "headings": 1.0, "content": 1.0, "code_terms": 1.0},
     {"title": 2.0, "headings": 2.0, "content": 1.0, "code_terms": 1.0},
     {"title": 2.0, "headings": 2.0, "content": 1.0, "code_terms": 0.5},
 )
+REFERENCE = ((1, "rrf", 10, 1.0, 1.0, 100), (0, "rrf", 60, 1.0, 1.0, 100))  # always printed
 
 
-def fuse(vec: list[int], kw: list[int], k: int, wv: float, wk: float, depth: int) -> list[int]:
-    scores: dict[int, float] = {}
-    for weight, rows in ((wv, vec[:depth]), (wk, kw[:depth])):
-        for rank, row in enumerate(rows, start=1):
-            scores[row] = scores.get(row, 0.0) + weight / (k + rank)
-    return sorted(scores, key=lambda row: (-scores[row], row))
+def fuse(engine: SearchEngine, vec: list, kw: list, setting: tuple) -> list[int]:
+    """The rows in fused order under ``setting`` = (fusion, rrf k, w vector, w keyword, depth)."""
+    fusion, k, wv, wk, depth = setting
+    engine.settings.fusion, engine.settings.rrf_k = fusion, k
+    engine.settings.vector_weight, engine.settings.keyword_weight = wv, wk
+    return [row for row, _, _ in engine._fuse({"vector": vec[:depth], "keyword": kw[:depth]})]
 
 
 def main() -> None:
@@ -55,22 +58,18 @@ def main() -> None:
                 keys[row] = {"page": page_key(path, page), "path": path, "document": doc}
             lists = []
             for q in judged:
-                vec = [
-                    r
-                    for r, _ in engine.vector_candidates(engine.embedder.embed(q.text), max(DEPTHS))
-                ]
-                kw = [r for r, _ in engine.keyword_candidates(q.text, max(DEPTHS))]
+                vec = engine.vector_candidates(engine.embedder.embed(q.text), max(DEPTHS))
+                kw = engine.keyword_candidates(q.text, max(DEPTHS))
                 lists.append((q, vec, kw))
-            for k, (wv, wk), depth in itertools.product(RRF_K, WEIGHTS, DEPTHS):
+            for (fusion, k), (wv, wk), depth in itertools.product(FUSIONS, WEIGHTS, DEPTHS):
+                setting = (fusion, k, wv, wk, depth)
                 nd, hit = [], []
                 for q, vec, kw in lists:
-                    ranked = list(
-                        dict.fromkeys(keys[row][q.by] for row in fuse(vec, kw, k, wv, wk, depth))
-                    )
+                    rows = fuse(engine, vec, kw, setting)
+                    ranked = list(dict.fromkeys(keys[row][q.by] for row in rows))
                     nd.append(ndcg(ranked, q.relevant))
                     hit.append(float(any(d in q.relevant for d in ranked[:5])))
-                setting = (fw_index, k, wv, wk, depth)
-                results.setdefault(setting, {})[folder.name] = (
+                results.setdefault((fw_index, *setting), {})[folder.name] = (
                     statistics.fmean(nd),
                     statistics.fmean(hit),
                 )
@@ -80,17 +79,17 @@ def main() -> None:
         results.items(), key=lambda item: -statistics.fmean(v[0] for v in item[1].values())
     )
     print(
-        "| fields | rrf k | w vector | w keyword | depth | "
+        "| fields | fusion | rrf k | w vector | w keyword | depth | "
         + " | ".join(f"{n} nDCG@10 / Hit@5" for n in names)
         + " | mean nDCG@10 |"
     )
-    print("|" + "---|" * (6 + len(names)))
-    for (fw, k, wv, wk, depth), per in rows[:15] + [
-        r for r in rows if r[0] == (0, 60, 1.0, 1.0, 50)
-    ]:
+    print("|" + "---|" * (7 + len(names)))
+    reference = [r for r in rows if r[0] in REFERENCE]
+    for (fw, fusion, k, wv, wk, depth), per in rows[:15] + reference:
         cells = " | ".join(f"{per[n][0]:.3f} / {per[n][1]:.3f}" for n in names)
         mean = statistics.fmean(v[0] for v in per.values())
-        print(f"| {fw} | {k} | {wv} | {wk} | {depth} | {cells} | {mean:.4f} |")
+        k_cell = k if fusion == "rrf" else "-"
+        print(f"| {fw} | {fusion} | {k_cell} | {wv} | {wk} | {depth} | {cells} | {mean:.4f} |")
     print("\nfields: " + "; ".join(f"{i} = {w}" for i, w in enumerate(FIELD_WEIGHTS)))
 
 

@@ -754,6 +754,52 @@ def test_corrupt_database_is_a_tool_error(built: Built, tmp_path: Path):
         assert str(database) in server.error("stats")
 
 
+def wait_for(check: Callable[[], Any], timeout: float = 60) -> Any:
+    """Poll ``check`` until it returns something truthy."""
+    deadline = time.monotonic() + timeout
+    while not (value := check()):
+        assert time.monotonic() < deadline, "timed out waiting"
+        time.sleep(0.2)
+    return value
+
+
+def replace_atomically(target: Path, make: Callable[[Path], None]) -> None:
+    """Write a new file beside ``target`` with ``make`` and rename it over ``target``, as a build does."""
+    staged = target.with_name(target.name + ".next")
+    make(staged)
+    os.replace(staged, target)
+
+
+def test_a_new_build_is_served_without_a_restart(built: Built, tmp_path: Path):
+    database = tmp_path / "served.db"
+    shutil.copyfile(built.database, database)
+    with built.stdio(tmp_path / "server.log", "--database", str(database)) as server:
+        assert server.search("sourdough starter")["results"][0]["path"] == "baking.md"
+        first = server.tool("stats")["build_info"]["snapshot_id"]
+
+        # an unreadable new file: reported, and the previous build goes on answering
+        replace_atomically(database, lambda p: p.write_bytes(b"not a database" * 1000))
+        assert server.search("sourdough starter")["results"][0]["path"] == "baking.md"
+        error = wait_for(lambda: server.tool("stats")["reload_error"])
+        assert "still serving the previous build" in error and str(database) in error
+        assert server.search("sourdough starter")["results"][0]["path"] == "baking.md"
+
+        def next_build(path: Path) -> None:  # the same build without baking.md, a new snapshot id
+            shutil.copyfile(built.database, path)
+            with connect(path, extensions=("vss", "fts")) as con:
+                con.execute("DELETE FROM chunks WHERE path = 'baking.md'")
+                con.execute("UPDATE build_info SET value = '999' WHERE key = 'snapshot_id'")
+
+        replace_atomically(database, next_build)
+        stats = wait_for(
+            lambda: (s := server.tool("stats"))["build_info"]["snapshot_id"] == 999 and s
+        )
+        assert first != 999 and stats["reload_error"] is None
+        paths = {r["path"] for r in server.search("sourdough starter", top_k=10)["results"]}
+        assert "baking.md" not in paths and paths  # same session, the new build's answers
+    assert "serving a new build of srv-docs: snapshot 999" in (tmp_path / "server.log").read_text()
+
+
 # --- 6. reranking -----------------------------------------------------------------------------
 
 

@@ -93,8 +93,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--candidates",
         type=int,
-        default=200,
-        help="candidates per retriever (default 200, for Recall@100)",
+        help="candidates per retriever (default: the server's search.candidates)",
     )
     p.add_argument("--json", type=Path, metavar="FILE", help="also write the scores as JSON")
     return parser
@@ -183,7 +182,10 @@ def run_eval(args: argparse.Namespace) -> int:
     if unknown:
         raise ConfigError(f"unknown mode(s): {', '.join(unknown)}")
     scores = evaluate.evaluate(engine, judged, modes)
-    print(f"{args.name}: {len(judged)} queries, candidates {args.candidates} per retriever\n")
+    depth, fusion = engine.settings.candidates, engine.settings.fusion
+    print(
+        f"{args.name}: {len(judged)} queries, {fusion} fusion of {depth} candidates per retriever\n"
+    )
     print(evaluate.markdown_table(scores))
     if args.json:
         args.json.write_text(json.dumps(evaluate.as_json(scores), indent=2) + "\n")

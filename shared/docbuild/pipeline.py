@@ -226,7 +226,7 @@ class Build:
             if spec.beir
             else evaluate.load_jsonl(Path(spec.queries or ""))
         )
-        engine = evaluate.open_engine(self.config.server_root, 200, database=database)
+        engine = evaluate.open_engine(self.config.server_root, database=database)
         try:
             scores = evaluate.evaluate(engine, judged, spec.modes)
         finally:

@@ -12,6 +12,8 @@ from typing import Any
 
 from docserve.settings import SettingsError, apply_env_overrides, load_yaml, substitute
 
+FUSIONS = ("convex", "rrf")
+
 
 @dataclass
 class SearchSettings:
@@ -19,7 +21,8 @@ class SearchSettings:
 
     top_k: int = 5
     max_top_k: int = 50
-    candidates: int = 100
+    candidates: int = 200
+    fusion: str = "convex"  # convex | rrf
     rrf_k: int = 10
     vector_weight: float = 1.0
     keyword_weight: float = 1.0
@@ -106,10 +109,15 @@ def load_settings(name: str, server_root: Path, config_path: Path | None = None)
     else:  # defaults, but the environment overrides still apply
         data = substitute(apply_env_overrides({}), variables)
     database = Path(data.get("database") or server_root / "runtime" / f"{underscored}.db")
+    search = _section(data, "search", SearchSettings, path)
+    if search.fusion not in FUSIONS:
+        raise SettingsError(
+            f"{path}: search.fusion is {search.fusion!r}; use one of {', '.join(FUSIONS)}"
+        )
     return ServerSettings(
         name=name,
         database=database if database.is_absolute() else server_root / database,
-        search=_section(data, "search", SearchSettings, path),
+        search=search,
         embedding=_section(data, "embedding", EmbedderSettings, path),
         rerank=_section(data, "rerank", RerankSettings, path),
         transport=_section(data, "transport", TransportSettings, path),

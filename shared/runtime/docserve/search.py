@@ -1,4 +1,4 @@
-"""Hybrid search: exact vector search and BM25, fused by reciprocal rank, optionally reranked.
+"""Hybrid search: exact vector search and BM25, fused (convex combination or RRF), optionally reranked.
 
 Every answer says which retrievers produced it and carries notes when it was degraded (no
 embedder: keyword only; no full-text index: vector only; reranker failed: fused order).
@@ -23,6 +23,15 @@ Mode = Literal["hybrid", "vector", "keyword"]
 MODES: tuple[str, ...] = ("hybrid", "vector", "keyword")
 MODEL_MATCH_COSINE = 0.99
 MAX_NEIGHBORS = 5
+
+
+def min_max(candidates: list[tuple[int, float]]) -> list[tuple[int, float]]:
+    """Scores mapped to [0, 1] over the list (best 1, worst 0; all 1 when they are equal)."""
+    if not candidates:
+        return []
+    scores = [score for _, score in candidates]
+    low, span = min(scores), max(scores) - min(scores)
+    return [(row, (score - low) / span if span else 1.0) for row, score in candidates]
 
 
 class SearchInputError(ValueError):
@@ -242,17 +251,27 @@ class SearchEngine:
     def _fuse(
         self, lists: dict[str, list[tuple[int, float]]]
     ) -> list[tuple[int, float, dict[str, int]]]:
-        """Reciprocal rank fusion: sum of weight / (k + rank) over the retrievers that found a row."""
+        """Fuse the retrievers' candidate lists (``settings.fusion``).
+
+        ``convex``: sum of weight * min-max normalised score, a row missing from a list scoring 0
+        there; ``rrf``: sum of weight / (rrf_k + rank). One retriever keeps its own scores.
+        """
         weights = {"vector": self.settings.vector_weight, "keyword": self.settings.keyword_weight}
-        scores: dict[int, float] = {}
         ranks: dict[int, dict[str, int]] = {}
         for name, candidates in lists.items():
             for rank, (row, _) in enumerate(candidates, start=1):
-                scores[row] = scores.get(row, 0.0) + weights[name] / (self.settings.rrf_k + rank)
                 ranks.setdefault(row, {})[name] = rank
-        if len(lists) == 1:  # one retriever: keep its own score, more telling than 1/(k+rank)
+        if len(lists) == 1:  # one retriever: keep its own score, more telling than a fused one
             only = next(iter(lists.values()))
             return [(row, score, ranks[row]) for row, score in only]
+        scores: dict[int, float] = dict.fromkeys(ranks, 0.0)
+        for name, candidates in lists.items():
+            if self.settings.fusion == "rrf":
+                for rank, (row, _) in enumerate(candidates, start=1):
+                    scores[row] += weights[name] / (self.settings.rrf_k + rank)
+            else:
+                for row, normalised in min_max(candidates):
+                    scores[row] += weights[name] * normalised
         ordered = sorted(scores, key=lambda row: (-scores[row], row))
         return [(row, scores[row], ranks[row]) for row in ordered]
 

@@ -29,67 +29,121 @@ messages); read `content` of the best results and cite their `url`. Use `get_chu
 result by its `chunk_id`, and `stats` to see what the index holds and how it was built."""
 
 
+def file_identity(path: Path) -> tuple[int, int, int, int] | None:
+    """What changes when a build replaces ``path`` (device, inode, mtime, size); None if absent."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size)
+
+
 class Runtime:
-    """Opens the database and the engine once; remembers why it could not, to report it per call."""
+    """Serves the database, and the next build of it without a restart.
+
+    Every call compares the database file with the one being served. A build replaces the file
+    atomically, so a new file means a finished build: it is loaded in the background while the
+    old one keeps answering, then swapped in. A new file that cannot be read is reported and the
+    old one goes on serving. With no database at all, each call says how to build it.
+    """
 
     def __init__(self, settings: ServerSettings, build_hint: str, model_dir: Path | None) -> None:
         self.settings = settings
         self.build_hint = build_hint
-        self.model_dir = model_dir
         self.error: str | None = None
+        self.reload_error: str | None = None
         self.rerank_error: str | None = None
         self.engine: SearchEngine | None = None
+        self.served: tuple[int, int, int, int] | None = None  # identity of the file being served
+        self.pending: tuple[int, int, int, int] | None = None  # being loaded, or failed to load
         self.lock = threading.Lock()
+        self.embedder = QueryEmbedder(settings.embedding, model_dir)
+        self.token_counter = self._token_counter(model_dir)
+        try:
+            self.reranker = make_reranker(settings.rerank)
+        except Exception as exc:  # a bad rerank setting must not stop search
+            print(f"reranker disabled: {exc}", file=sys.stderr)
+            self.rerank_error = f"reranker disabled ({exc}); results are in fused order"
+            self.reranker = None
         self.open()
 
-    def open(self) -> None:
-        """Open the database and build the engine, or record why not (a later call retries)."""
+    def load(self) -> SearchEngine | None:
+        """An engine over the database as it is now, or None (the reason in ``error``)."""
         settings = self.settings
         try:
             store = ChunkStore(settings.database, self.build_hint, settings.search.field_weights)
         except DatabaseError as exc:
             self.error = str(exc)
             print(f"error: {exc}", file=sys.stderr)
-            return
-        embedder = QueryEmbedder(settings.embedding, self.model_dir)
-        try:
-            reranker = make_reranker(settings.rerank)
-        except Exception as exc:  # a bad rerank setting must not stop search
-            print(f"reranker disabled: {exc}", file=sys.stderr)
-            self.rerank_error = f"reranker disabled ({exc}); results are in fused order"
-            reranker = None
-        self.engine = SearchEngine(
-            store, embedder, settings.search, reranker, self._token_counter()
-        )
+            return None
         self.error = None
-        threading.Thread(target=self._warm_up, daemon=True).start()
+        return SearchEngine(
+            store, self.embedder, settings.search, self.reranker, self.token_counter
+        )
 
-    def _token_counter(self) -> TokenCounter | None:
+    def open(self) -> None:
+        """Load the database now (at start, or when it first appears)."""
+        identity = file_identity(self.settings.database)
+        engine = self.load()
+        self.pending = None if engine else identity
+        if engine is not None:
+            self.engine, self.served = engine, identity
+            threading.Thread(target=self._warm_up, args=(engine,), daemon=True).start()
+
+    def _reload(self, identity: tuple[int, int, int, int]) -> None:
+        """Load a new build in the background and swap it in; on failure keep the old one."""
+        engine = self.load()
+        with self.lock:
+            if engine is None:
+                self.reload_error = (
+                    f"a new database could not be loaded ({self.error}); "
+                    "still serving the previous build"
+                )
+                self.error = None
+                return
+            old, self.engine, self.served, self.pending = self.engine, engine, identity, None
+            self.reload_error = None
+        before = old.store.info.get("snapshot_id") if old else None
+        print(
+            f"serving a new build of {self.settings.name}: snapshot "
+            f"{engine.store.info.get('snapshot_id')} (was {before})",
+            file=sys.stderr,
+        )
+        self._warm_up(engine)  # the old store closes when its last search lets go of it
+
+    @staticmethod
+    def _token_counter(model_dir: Path | None) -> TokenCounter | None:
         """The model's tokenizer for token budgets (None when no model folder is found)."""
         from docserve.encoder import default_model_dir
 
-        folder = self.model_dir if self.model_dir and self.model_dir.is_dir() else None
+        folder = model_dir if model_dir and model_dir.is_dir() else None
         try:
             return TokenCounter(folder or default_model_dir())
         except Exception as exc:  # budgets are optional; search works without them
             print(f"token budgets unavailable: {exc}", file=sys.stderr)
             return None
 
-    def _warm_up(self) -> None:
+    @staticmethod
+    def _warm_up(engine: SearchEngine) -> None:
         """Load the model and check it against the database before the first query needs it."""
-        assert self.engine is not None
         try:
-            self.engine.query_vector("warm up", [])
+            engine.query_vector("warm up", [])
         except Exception as exc:  # warming up is best effort; the query path reports problems
             print(f"warm-up failed: {exc}", file=sys.stderr)
 
     def require(self) -> SearchEngine:
-        """The engine, or a tool error that says how to build the missing database."""
+        """The engine serving now (a newer build starts loading), or a tool error that says how to
+        build the missing database."""
         from fastmcp.exceptions import ToolError
 
         with self.lock:
-            if self.engine is None and self.settings.database.is_file():
-                self.open()  # built since the server started
+            identity = file_identity(self.settings.database)
+            fresh = identity is not None and identity not in (self.served, self.pending)
+            if fresh and self.engine is None:
+                self.open()  # nothing to serve meanwhile: load it now
+            elif fresh:
+                self.pending = identity
+                threading.Thread(target=self._reload, args=(identity,), daemon=True).start()
             if self.engine is None:
                 raise ToolError(self.error or "the search index is not available")
             return self.engine
@@ -170,6 +224,7 @@ def create_server(
             "keyword_search": engine.store.postings is not None,
             "reranker": settings.rerank.provider,
             "reranker_error": runtime.rerank_error,
+            "reload_error": runtime.reload_error,
             "search_settings": asdict(settings.search),
         }
 

@@ -27,6 +27,20 @@ RESULT_COLUMNS = (
 )
 
 
+def open_read_only(path: Path) -> duckdb.DuckDBPyConnection:
+    """A connection that reads ``path`` as it is now.
+
+    The file is attached to a fresh in-memory database rather than opened directly: DuckDB shares
+    one instance per path within a process, so a direct open after the build replaced the file
+    could still see the old one while any connection to it lives.
+    """
+    con = connect(extensions=("fts",))
+    quoted = str(path).replace("'", "''")
+    con.execute(f"ATTACH '{quoted}' AS served (READ_ONLY)")
+    con.execute("USE served")
+    return con
+
+
 class DatabaseError(RuntimeError):
     """The database is missing or unreadable; the message names the file and how to build it."""
 
@@ -55,7 +69,7 @@ class ChunkStore:
         if not path.is_file():
             raise DatabaseError(f"database {path} not found: build it with `{build_hint}`")
         try:
-            self.con = connect(path, read_only=True, extensions=("fts",))
+            self.con = open_read_only(path)
             self.info = self._read_build_info()
             rows = self.con.execute(
                 "SELECT chunk_id, embedding FROM chunks ORDER BY rowid"
