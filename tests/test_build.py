@@ -152,3 +152,30 @@ def test_zero_documents_is_a_clear_error(project: Path, embedder):
     scaffold("nothing", str(src), "md", root=project)
     with pytest.raises(BuildError, match="no documents to index"):
         Build(load_processing_config("nothing", project), embedder).run()
+
+
+def test_renamed_files_are_not_embedded_again(project: Path, embedder):
+    src = project / "corpus"
+    (src / "notes").mkdir(parents=True)
+    (src / "notes" / "apple-notes.md").write_text("Apples keep for months in a cold cellar.\n")
+    (src / "titled.md").write_text("# Pears\n\nPears ripen off the tree.\n")
+    write_pdf(src / "orchard.pdf", [["Plums flower early in spring."]], "")
+    scaffold("renames", str(src), "auto", root=project)
+    config = load_processing_config("renames", project)
+    first = Build(config, embedder).run()
+    source = config.source.path
+    (source / "notes" / "apple-notes.md").rename(source / "fruit-storage.md")
+    (source / "titled.md").rename(source / "pears.md")
+    (source / "orchard.pdf").rename(source / "stone-fruit.pdf")
+
+    renamed = Build(config, embedder).run()
+    assert renamed.embedded == 0 and renamed.cached == first.chunks == renamed.chunks
+    assert renamed.snapshot.added == renamed.snapshot.removed == first.chunks
+    with connect(config.database_path, read_only=True, extensions=()) as con:
+        rows = dict(con.execute("SELECT path, title FROM chunks").fetchall())
+    # the title made from the new file name is what results show (and keyword search indexes)
+    assert rows == {
+        "fruit-storage.md": "Fruit storage",
+        "pears.md": "Pears",
+        "stone-fruit.pdf": "Stone fruit",
+    }

@@ -22,7 +22,6 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +33,7 @@ from docbuild.pipeline import Build, BuildReport
 from docbuild.scaffold import scaffold
 from docserve.crossencoder import CrossEncoder
 from docserve.duck import connect
+from endpoints import EmbeddingEndpoint, Endpoint, free_port, running
 from fastmcp import Client
 from fastmcp.client.auth import BearerAuth
 from fastmcp.client.transports import PythonStdioTransport, StdioTransport
@@ -94,13 +94,6 @@ HOSTILE_QUERIES = [
 
 
 # --- helpers -------------------------------------------------------------------------------
-
-
-def free_port() -> int:
-    """A TCP port nothing listens on right now."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def child_env(**extra: str) -> dict[str, str]:
@@ -272,88 +265,12 @@ def server(built: Built, tmp_path_factory: pytest.TempPathFactory) -> Iterator[L
 # --- small real HTTP endpoints the server talks to -------------------------------------------
 
 
-class Endpoint:
-    """A stdlib HTTP server in a thread on 127.0.0.1; ``handle(path, body)`` answers JSON."""
-
-    def __init__(self, port: int | None = None) -> None:
-        self.port = port or free_port()
-        self.requests: list[tuple[str, Any]] = []
-        self.httpd: ThreadingHTTPServer | None = None
-
-    def handle(self, path: str, body: Any) -> tuple[int, Any]:
-        raise NotImplementedError
-
-    def start(self) -> Endpoint:
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                body = json.loads(self.rfile.read(length) or b"null")
-                outer.requests.append((self.path, body))
-                status, answer = outer.handle(self.path, body)
-                data = json.dumps(answer).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
-        self.httpd.daemon_threads = True
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-        return self
-
-    def stop(self) -> None:
-        if self.httpd is not None:
-            self.httpd.shutdown()
-            self.httpd.server_close()
-            self.httpd = None
-
-
-class EmbeddingEndpoint(Endpoint):
-    """OpenAI-compatible ``/v1/embeddings`` backed by the real local model.
-
-    ``/reversed/v1/embeddings`` answers with each vector reversed: a different, deterministic
-    model of the same dimension.
-    """
-
-    def __init__(self, embedder, port: int | None = None) -> None:
-        super().__init__(port)
-        self.embedder = embedder
-
-    def handle(self, path: str, body: Any) -> tuple[int, Any]:
-        if not path.endswith("/v1/embeddings"):
-            return 404, {"error": f"no route {path}"}
-        texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
-        vectors = self.embedder.embed_batch(texts)
-        if path.startswith("/reversed/"):
-            vectors = vectors[:, ::-1]
-        data = [
-            {"object": "embedding", "index": i, "embedding": [float(x) for x in v]}
-            for i, v in enumerate(vectors)
-        ]
-        return 200, {"object": "list", "data": data, "model": body.get("model")}
-
-
 class LengthReranker(Endpoint):
     """A TEI-shaped rerank endpoint (``{query, texts}`` -> ``[{index, score}]``): longer is better."""
 
     def handle(self, path: str, body: Any) -> tuple[int, Any]:
         scores = [{"index": i, "score": float(len(t))} for i, t in enumerate(body["texts"])]
         return 200, sorted(scores, key=lambda item: -item["score"])
-
-
-@contextlib.contextmanager
-def running(endpoint: Endpoint) -> Iterator[Endpoint]:
-    endpoint.start()
-    try:
-        yield endpoint
-    finally:
-        endpoint.stop()
 
 
 # --- 1. every tool and resource over stdio ---------------------------------------------------

@@ -41,11 +41,20 @@ class Chunk:
     page: int | None
     chunk_index: int
     content_hash: str
+    title_from_path: bool = False
 
     @property
     def embedding_text(self) -> str:
         """What the model embeds: the breadcrumb, a blank line, the content."""
-        return embedding_text(self.section_hierarchy, self.content)
+        return embedding_text(embedded_breadcrumb(self.section_hierarchy, self), self.content)
+
+
+def embedded_breadcrumb(hierarchy: list[str], doc: Document | Chunk) -> list[str]:
+    """The breadcrumb that is embedded: without a title made from the file name, so that renaming
+    the file changes no embedded text (nothing is embedded again)."""
+    if doc.title_from_path and hierarchy[:1] == [doc.title]:
+        return hierarchy[1:]
+    return hierarchy
 
 
 def embedding_text(hierarchy: list[str], content: str) -> str:
@@ -133,7 +142,7 @@ class Chunker:
             hierarchy = self._breadcrumb(section.hierarchy)
             budget = self.max_content - (self.count([" > ".join(hierarchy)])[0] if hierarchy else 0)
             for content, tokens, has_code in self._pack(self._units(section.text, budget), budget):
-                digest = text_hash(embedding_text(hierarchy, content))
+                digest = text_hash(embedding_text(embedded_breadcrumb(hierarchy, doc), content))
                 occurrence = seen.get(digest, 0)
                 seen[digest] = occurrence + 1
                 chunk_id = text_hash(f"{doc.document_id}\0{digest}\0{occurrence}")[:24]
@@ -152,6 +161,7 @@ class Chunker:
                         page=section.page,
                         chunk_index=len(chunks),
                         content_hash=digest,
+                        title_from_path=doc.title_from_path,
                     )
                 )
         return chunks

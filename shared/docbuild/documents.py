@@ -25,6 +25,7 @@ class Document:
     sections: list[Section]
     url: str | None = None
     metadata: dict[str, object] = field(default_factory=dict)
+    title_from_path: bool = False  # made from the file name: shown and searchable, not embedded
 
 
 @dataclass

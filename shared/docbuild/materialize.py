@@ -44,6 +44,7 @@ def materialize(
     and returns more ``build_info`` entries.
     """
     target.parent.mkdir(parents=True, exist_ok=True)
+    remove_abandoned_files(target)
     tmp = target.with_name(f"{target.name}.tmp-{os.getpid()}")
     tmp.unlink(missing_ok=True)
     try:
@@ -108,6 +109,25 @@ def materialize(
         tmp.unlink(missing_ok=True)
         Path(f"{tmp}.wal").unlink(missing_ok=True)
     return counts
+
+
+def remove_abandoned_files(target: Path) -> None:
+    """Delete temporary files that builds killed before they finished left beside ``target``."""
+    for path in target.parent.glob(f"{target.name}.tmp-*"):
+        pid = path.name.removeprefix(f"{target.name}.tmp-").removesuffix(".wal")
+        if pid.isdigit() and not process_alive(int(pid)):
+            path.unlink(missing_ok=True)
+
+
+def process_alive(pid: int) -> bool:
+    """Whether process ``pid`` exists (a build still writing its temporary file)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _sql_options(options: dict[str, object]) -> str:

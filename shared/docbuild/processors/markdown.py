@@ -190,16 +190,23 @@ class MarkdownProcessor:
         if note:
             problems.append(FileProblem(relative, note, skipped=False))
         body = self.clean(body)
-        title = (
-            str(metadata.get("title") or "").strip() or _first_h1(body) or title_from_path(relative)
-        )
+        named = str(metadata.get("title") or "").strip() or _first_h1(body)
+        title = named or title_from_path(relative)
         sections, note = split_sections(body, title)
         if note:
             problems.append(FileProblem(relative, note, skipped=False))
         if not sections and metadata.get("description"):
             sections = [Section([title], str(metadata["description"]))]
         url = document_url(self.url_base, relative, metadata)
-        doc = Document(relative, relative, title, sections, url, _scalar_metadata(metadata))
+        doc = Document(
+            relative,
+            relative,
+            title,
+            sections,
+            url,
+            _scalar_metadata(metadata),
+            title_from_path=not named,
+        )
         return ([doc] if sections else []), problems
 
 

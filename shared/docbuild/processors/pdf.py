@@ -120,4 +120,13 @@ class PdfProcessor:
             if text.strip()
         ]
         url = f"{self.url_base.rstrip('/')}/{relative}" if self.url_base else None
-        return [Document(relative, relative, title, sections, url, {"pages": len(pages)})], problems
+        doc = Document(
+            relative,
+            relative,
+            title,
+            sections,
+            url,
+            {"pages": len(pages)},
+            title_from_path=not meta_title,
+        )
+        return [doc], problems
