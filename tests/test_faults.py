@@ -20,7 +20,7 @@ import pytest
 from conftest import REPO
 from docbuild.ask import ask, server_script
 from docbuild.config import ProcessingConfig, load_processing_config
-from docbuild.lake import list_snapshots
+from docbuild.lake import lake_location, list_snapshots
 from docbuild.pipeline import EMBED_GROUP, Build
 from docbuild.scaffold import scaffold
 from endpoints import EmbeddingEndpoint, running
@@ -117,7 +117,7 @@ def test_kill_during_embedding_then_during_materialisation(project: Path, embedd
     resumed = Build(config, embedder).run()
     assert 0 < saved < resumed.chunks
     assert resumed.cached == saved and resumed.embedded == resumed.chunks - saved  # none twice
-    assert len(list_snapshots(config.work_dir / "lake")) == 1
+    assert len(list_snapshots(lake_location(config))) == 1
 
     # 2. killed while materialising: the previous database is untouched and still serves
     served = digest(config.database_path)
@@ -176,7 +176,7 @@ def test_embedder_failing_mid_build(project: Path, embedder):
     url = f"http://127.0.0.1:{endpoint.port}/v1/embeddings"
     assert f"error: stage 'embed' failed: embedding endpoint {url}" in stderr
     assert "HTTP 500" in stderr and "Traceback" not in stderr
-    assert [s["snapshot_id"] for s in list_snapshots(config.work_dir / "lake")] == [
+    assert [s["snapshot_id"] for s in list_snapshots(lake_location(config))] == [
         first.snapshot.snapshot_id
     ]  # no partial snapshot
     assert digest(config.database_path) == served
@@ -189,7 +189,7 @@ def test_embedder_failing_mid_build(project: Path, embedder):
     batches = [body for path, body in healthy.requests if path.endswith("/embeddings")]
     embedded_again = sum(len(b["input"]) for b in batches[1:])  # after the health check
     assert embedded_again == first.chunks + 1 - EMBED_GROUP  # the group that succeeded was kept
-    assert len(list_snapshots(config.work_dir / "lake")) == 2
+    assert len(list_snapshots(lake_location(config))) == 2
 
 
 @pytest.fixture(autouse=True)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from conftest import REPO
 from docbuild.config import load_processing_config
-from docbuild.lake import diff_snapshots, list_snapshots
+from docbuild.lake import diff_snapshots, lake_location, list_snapshots
 from docbuild.pipeline import Build
 from docbuild.scaffold import scaffold
 from docserve.duck import connect
@@ -50,7 +50,7 @@ def test_versions_diff_and_rollback(project: Path, embedder):
     third = Build(config, embedder).run().snapshot.snapshot_id
     assert documents(config.database_path) == {"a.md", "c.md"}  # the deleted file left the database
 
-    lake = config.work_dir / "lake"
+    lake = lake_location(config)
     builds = list_snapshots(lake)
     assert [b["snapshot_id"] for b in builds] == [first, second, third]
     assert [b["info"]["document_count"] for b in builds] == [2, 3, 2]

@@ -1,4 +1,4 @@
-"""Command line: ``docbuild scaffold | sync | build | versions | diff | ask | eval``.
+"""Command line: ``docbuild scaffold | sync | build | watch | versions | diff | ask | eval``.
 
 Exit codes: 0 success, 1 a stage failed, 2 bad arguments or configuration.
 """
@@ -6,13 +6,15 @@ Exit codes: 0 success, 1 a stage failed, 2 bad arguments or configuration.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import signal
 import sys
 from pathlib import Path
 
 from docbuild import ask
 from docbuild.config import ConfigError, load_processing_config, server_root
-from docbuild.lake import diff_snapshots, list_snapshots
+from docbuild.lake import diff_snapshots, lake_location, list_snapshots
 from docbuild.pipeline import Build, BuildError, format_summary
 from docbuild.processors import FORMATS
 from docbuild.scaffold import ScaffoldError, scaffold
@@ -49,6 +51,18 @@ def _parser() -> argparse.ArgumentParser:
         type=int,
         metavar="ID",
         help="materialise an earlier build (rollback; embeds nothing)",
+    )
+
+    p = commands.add_parser(
+        "watch", help="build now, then rebuild incrementally whenever the sources change"
+    )
+    p.add_argument("name")
+    p.add_argument("--interval", type=float, default=1.0, help="seconds between looks (default 1)")
+    p.add_argument(
+        "--debounce",
+        type=float,
+        default=2.0,
+        help="seconds the sources must stay unchanged before a build (default 2)",
     )
 
     p = commands.add_parser("versions", help="list the builds recorded in the server's DuckLake")
@@ -119,6 +133,8 @@ def main(argv: list[str] | None = None) -> int:
             return run_eval(args)
         if args.command == "ask":
             return ask.run(args.name, args.query, args.top_k, args.mode, args.url)
+        if args.command == "watch":
+            return run_watch(args)
         config = load_processing_config(args.name)
         if args.command == "sync":
             record = sync_source(config)
@@ -126,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"synced {record['origin']} → {config.source.path} (revision {record.get('revision') or 'n/a'})"
             )
             return 0
-        lake = config.work_dir / "lake"
+        lake = lake_location(config)
         if args.command == "versions":
             print_versions(list_snapshots(lake), args.json)
             return 0
@@ -148,6 +164,17 @@ def main(argv: list[str] | None = None) -> int:
     except (BuildError, SyncError, FileNotFoundError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+
+
+def run_watch(args: argparse.Namespace) -> int:
+    """``docbuild watch``: until Ctrl-C (or SIGTERM)."""
+    from docbuild.watch import Watcher
+
+    signal.signal(signal.SIGTERM, signal.default_int_handler)  # stop as Ctrl-C does
+    with contextlib.suppress(KeyboardInterrupt):
+        Watcher(args.name, args.interval, args.debounce).run()
+    print("stopped watching", file=sys.stderr)
+    return 0
 
 
 def print_versions(snapshots: list[dict[str, object]], as_json: bool) -> None:

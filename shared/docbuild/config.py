@@ -106,6 +106,45 @@ class EvalConfig:
     modes: list[str] = field(default_factory=lambda: ["keyword", "vector", "hybrid"])
 
 
+OBJECT_STORES = {"s3": "httpfs", "r2": "httpfs", "gcs": "httpfs", "gs": "httpfs"}
+"""URL schemes ``lake.data_path`` may use, and the DuckDB extension each needs."""
+_URL_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
+_PASSWORD = re.compile(r"password\s*=|://[^/@\s]*:[^/@\s]*@", re.IGNORECASE)
+
+
+@dataclass
+class LakeConfig:
+    """Where the build history (DuckLake) lives: a catalog and a place for its data files."""
+
+    catalog: str | None = None  # None/"local": build/lake/catalog.ducklake; "postgres:CONNINFO"
+    data_path: str | None = None  # None: build/lake/data/; an absolute folder; an s3:// URL
+
+    def check(self, path: Path) -> None:
+        """Raise :class:`ConfigError` unless both keys name something usable."""
+        catalog = str(self.catalog or "local")
+        if catalog != "local" and not (catalog.startswith("postgres:") and catalog[9:].strip()):
+            raise ConfigError(
+                f"{path}: unknown lake.catalog {catalog!r}: use null or 'local' (a DuckDB file "
+                "under build/lake/) or 'postgres:CONNINFO' (e.g. 'postgres:dbname=docs host=db')"
+            )
+        if _PASSWORD.search(catalog):
+            raise ConfigError(
+                f"{path}: lake.catalog must not hold a password: set PGPASSWORD or use ~/.pgpass"
+            )
+        data_path = str(self.data_path or "")
+        scheme = _URL_SCHEME.match(data_path)
+        if scheme and scheme.group(1).lower() not in OBJECT_STORES:
+            raise ConfigError(
+                f"{path}: lake.data_path {data_path!r} has an unsupported URL scheme: use a "
+                f"folder or one of {', '.join(f'{s}://' for s in OBJECT_STORES)}"
+            )
+        if data_path and not scheme and not Path(data_path).is_absolute():
+            raise ConfigError(
+                f"{path}: lake.data_path {data_path!r} must be an absolute folder or a URL "
+                "(for example ${PROJECT_ROOT}/lake-data)"
+            )
+
+
 @dataclass
 class ProcessingConfig:
     """Everything ``build`` needs, from ``config/processing_config.yaml``."""
@@ -123,6 +162,7 @@ class ProcessingConfig:
     chunking: ChunkingConfig = field(default_factory=ChunkingConfig)
     embedding: EmbeddingConfig = field(default_factory=EmbeddingConfig)
     eval: EvalConfig = field(default_factory=EvalConfig)
+    lake: LakeConfig = field(default_factory=LakeConfig)
     raw: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -175,6 +215,8 @@ def load_processing_config(name: str, root: Path | None = None) -> ProcessingCon
     embedding = dict(data.get("embedding") or {})
     openai = _section(embedding, "openai", OpenAIConfig, path)
     embedding["openai"] = openai
+    lake = _section(data, "lake", LakeConfig, path)
+    lake.check(path)
     return ProcessingConfig(
         name=name,
         server_root=srv,
@@ -195,5 +237,6 @@ def load_processing_config(name: str, root: Path | None = None) -> ProcessingCon
         chunking=_section(data, "chunking", ChunkingConfig, path),
         embedding=_section({"embedding": embedding}, "embedding", EmbeddingConfig, path),
         eval=_section(data, "eval", EvalConfig, path),
+        lake=lake,
         raw=data,
     )

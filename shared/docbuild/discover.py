@@ -6,6 +6,7 @@ import fnmatch
 from dataclasses import dataclass
 from pathlib import Path
 
+from docbuild.config import ProcessingConfig
 from docbuild.documents import FileProblem
 from docbuild.processors import DEFAULT_PATTERNS
 
@@ -69,3 +70,15 @@ def discover(
             continue
         files.setdefault(resolved, SourceFile(path, relative))
     return sorted(files.values(), key=lambda f: f.relative), problems
+
+
+def discover_sources(config: ProcessingConfig) -> tuple[list[SourceFile], list[FileProblem]]:
+    """:func:`discover` with a server's source settings."""
+    return discover(
+        config.source.path,
+        config.include,
+        config.exclude,
+        config.format,
+        config.max_file_bytes,
+        config.max_depth,
+    )

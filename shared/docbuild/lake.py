@@ -2,19 +2,32 @@
 
 Chunks that left the source are deleted from the lake, new ones inserted, unchanged ones left
 alone; the snapshot carries the build's metadata as its commit message and extra info.
+
+The catalog is a DuckDB file under ``servers/NAME/build/lake/`` by default, or a PostgreSQL
+database shared by a team (``lake.catalog: postgres:CONNINFO``), where each server keeps its
+catalog tables in its own schema (``NAME_UNDERSCORED``).
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
-from docserve.duck import connect
+from docserve.duck import ExtensionNotInstalledError, connect, extension_path
+
+from docbuild.config import OBJECT_STORES, ProcessingConfig, underscored
 
 LAKE_ALIAS = "lake"
+POSTGRES = "postgres:"
+EXTENSION_PACKAGES = {"postgres_scanner": "duckdb-ext-postgres", "httpfs": "duckdb-ext-httpfs"}
+
+
+class LakeError(ValueError):
+    """The lake's catalog or data files cannot be reached or used."""
 
 
 @dataclass
@@ -26,21 +39,102 @@ class Snapshot:
     removed: int
 
 
-def attach_lake(con: duckdb.DuckDBPyConnection, lake_dir: Path, read_only: bool = False) -> None:
-    """Attach the local DuckLake catalog of a server as ``lake``."""
-    lake_dir.mkdir(parents=True, exist_ok=True)
-    catalog = lake_dir / "catalog.ducklake"
-    options = f"DATA_PATH '{lake_dir / 'data'}/'" + (", READ_ONLY" if read_only else "")
-    con.execute(f"ATTACH 'ducklake:{catalog}' AS {LAKE_ALIAS} ({options})")
+@dataclass(frozen=True)
+class LakeLocation:
+    """Where a server's DuckLake lives: its catalog and the folder or URL of its data files."""
+
+    catalog: str  # a DuckDB file, or "postgres:CONNINFO"
+    data_path: str  # ends with "/"
+    metadata_schema: str | None = None  # the PostgreSQL schema of the catalog tables
+
+    @property
+    def conninfo(self) -> str | None:
+        """The libpq connection string of a PostgreSQL catalog (None for a DuckDB file)."""
+        return self.catalog.removeprefix(POSTGRES) if self.catalog.startswith(POSTGRES) else None
+
+    def describe(self) -> str:
+        """The catalog, for messages."""
+        if self.conninfo is None:
+            return f"DuckLake catalog {self.catalog}"
+        schema = f" (schema {self.metadata_schema})" if self.metadata_schema else ""
+        return f"PostgreSQL DuckLake catalog '{self.conninfo}'{schema}"
+
+    def extensions(self) -> list[str]:
+        """DuckDB extensions the catalog and the data path need besides ``ducklake``."""
+        scheme = self.data_path.split("://", 1)[0].lower() if "://" in self.data_path else ""
+        needed = ["postgres_scanner"] if self.conninfo is not None else []
+        return needed + ([OBJECT_STORES[scheme]] if scheme in OBJECT_STORES else [])
+
+    def attach(self, con: duckdb.DuckDBPyConnection, read_only: bool = False) -> None:
+        """Attach the lake as ``lake`` (the ducklake extension must be loaded)."""
+        for name in self.extensions():
+            try:
+                con.execute(f"LOAD '{extension_path(name)}'")
+            except ExtensionNotInstalledError:
+                package = EXTENSION_PACKAGES.get(name, f"duckdb-ext-{name}")
+                raise LakeError(
+                    f"the {self.describe()} with data in {self.data_path} needs the DuckDB extension "
+                    f"{name!r}: `pip install '{package}=={duckdb.__version__}.*'`"
+                ) from None
+        if self.conninfo is None:
+            Path(self.catalog).parent.mkdir(parents=True, exist_ok=True)
+        if not read_only and "://" not in self.data_path:
+            Path(self.data_path).mkdir(parents=True, exist_ok=True)
+        options = [f"DATA_PATH {_literal(self.data_path)}"]
+        if self.metadata_schema:
+            options.append(f"METADATA_SCHEMA {_literal(self.metadata_schema)}")
+        if read_only:
+            options.append("READ_ONLY")
+        try:
+            con.execute(
+                f"ATTACH {_literal('ducklake:' + self.catalog)} AS {LAKE_ALIAS} ({', '.join(options)})"
+            )
+        except duckdb.Error as exc:
+            raise self._error(exc, read_only) from None
+
+    def _error(self, exc: duckdb.Error, read_only: bool) -> Exception:
+        message = str(exc)
+        unreachable = re.search(r'Unable to connect to Postgres at "[^"]*": (.*)', message, re.S)
+        if unreachable:
+            reason = " ".join(unreachable.group(1).split())
+            return LakeError(f"cannot connect to the {self.describe()}: {reason}")
+        if read_only and "does not exist" in message:
+            return FileNotFoundError(f"no builds yet: the {self.describe()} holds no DuckLake")
+        if "does not match existing data path" in message:
+            return LakeError(
+                f"the {self.describe()} keeps its data elsewhere: {message.splitlines()[0]} "
+                "Every build of this server must use the same lake.data_path."
+            )
+        return LakeError(f"cannot open the {self.describe()}: {message}")
+
+
+def lake_location(config: ProcessingConfig) -> LakeLocation:
+    """The lake of a server, from its ``lake`` settings.
+
+    A shared ``data_path`` gets a folder per server (``DATA_PATH/NAME/``), as a PostgreSQL
+    catalog gets a schema per server, so that all servers of a team can share both.
+    """
+    lake_dir = config.work_dir / "lake"
+    data_path = config.lake.data_path
+    data = f"{str(data_path).rstrip('/')}/{config.name}/" if data_path else f"{lake_dir / 'data'}/"
+    catalog = str(config.lake.catalog or "local")
+    if catalog == "local":
+        return LakeLocation(str(lake_dir / "catalog.ducklake"), data)
+    return LakeLocation(catalog, data, underscored(config.name))
+
+
+def _literal(text: str) -> str:
+    """``text`` as an SQL string literal."""
+    return "'" + text.replace("'", "''") + "'"
 
 
 def snapshot_chunks(
-    lake_dir: Path, parquet: Path, message: str, info: dict[str, object]
+    lake: LakeLocation, parquet: Path, message: str, info: dict[str, object]
 ) -> Snapshot:
     """Make the lake's chunks equal the Parquet file's, in one snapshot; return it."""
     con = connect(extensions=("ducklake",))
     try:
-        attach_lake(con, lake_dir)
+        lake.attach(con)
         con.execute(
             f"CREATE TABLE IF NOT EXISTS {LAKE_ALIAS}.chunks AS "
             f"SELECT * REPLACE (embedding::FLOAT[] AS embedding) FROM read_parquet(?) LIMIT 0",
@@ -70,17 +164,21 @@ def snapshot_chunks(
         con.close()
 
 
-def _read_only_lake(lake_dir: Path) -> duckdb.DuckDBPyConnection:
-    if not (lake_dir / "catalog.ducklake").is_file():
-        raise FileNotFoundError(f"no builds yet: {lake_dir / 'catalog.ducklake'} does not exist")
+def _read_only_lake(lake: LakeLocation) -> duckdb.DuckDBPyConnection:
+    if lake.conninfo is None and not Path(lake.catalog).is_file():
+        raise FileNotFoundError(f"no builds yet: {lake.catalog} does not exist")
     con = connect(extensions=("ducklake",))
-    attach_lake(con, lake_dir, read_only=True)
+    try:
+        lake.attach(con, read_only=True)
+    except BaseException:
+        con.close()
+        raise
     return con
 
 
-def list_snapshots(lake_dir: Path) -> list[dict[str, object]]:
+def list_snapshots(lake: LakeLocation) -> list[dict[str, object]]:
     """The builds recorded in the lake, oldest first, with their metadata."""
-    con = _read_only_lake(lake_dir)
+    con = _read_only_lake(lake)
     try:
         rows = con.execute(
             f"SELECT snapshot_id, snapshot_time::VARCHAR, commit_message, commit_extra_info "
@@ -94,9 +192,9 @@ def list_snapshots(lake_dir: Path) -> list[dict[str, object]]:
     ]
 
 
-def diff_snapshots(lake_dir: Path, old: int, new: int) -> dict[str, list[str]]:
+def diff_snapshots(lake: LakeLocation, old: int, new: int) -> dict[str, list[str]]:
     """Documents added, removed and changed between two snapshots."""
-    con = _read_only_lake(lake_dir)
+    con = _read_only_lake(lake)
     try:
         versions = {}
         for snapshot in (old, new):

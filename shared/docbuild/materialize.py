@@ -16,7 +16,7 @@ from pathlib import Path
 from docserve.codeterms import code_terms
 from docserve.duck import connect
 
-from docbuild.lake import LAKE_ALIAS, attach_lake
+from docbuild.lake import LAKE_ALIAS, LakeLocation
 
 FTS_OPTIONS = {
     "stemmer": "porter",
@@ -31,7 +31,7 @@ HNSW_OPTIONS = {"metric": "cosine", "ef_construction": 128, "M": 16}
 
 
 def materialize(
-    lake_dir: Path,
+    lake: LakeLocation,
     snapshot_id: int,
     target: Path,
     dimension: int,
@@ -50,7 +50,7 @@ def materialize(
     try:
         con = connect(tmp, extensions=("vss", "fts", "ducklake"))
         try:
-            attach_lake(con, lake_dir, read_only=True)
+            lake.attach(con, read_only=True)
             con.create_function("code_terms", code_terms, ["VARCHAR"], "VARCHAR")
             con.execute(
                 "CREATE TABLE chunks AS SELECT * REPLACE "

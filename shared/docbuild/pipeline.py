@@ -21,11 +21,11 @@ from docbuild import __version__
 from docbuild.chunker import Chunk, Chunker, fence_balanced, text_hash
 from docbuild.config import ProcessingConfig
 from docbuild.consolidate import chunks_table, write_parquet
-from docbuild.discover import SourceFile, discover
+from docbuild.discover import SourceFile, discover_sources
 from docbuild.documents import Document, FileProblem, SkipFile
 from docbuild.embedding import Embedder, EmbeddingError, make_embedder
 from docbuild.embedding.cache import EmbeddingCache
-from docbuild.lake import Snapshot, list_snapshots, snapshot_chunks
+from docbuild.lake import Snapshot, lake_location, list_snapshots, snapshot_chunks
 from docbuild.materialize import materialize
 from docbuild.package import bundle_model, install_runtime, render_readme
 from docbuild.processors import processor_for
@@ -129,14 +129,7 @@ class Build:
             if not config.source.path.exists() and (config.source.local or config.source.git_url):
                 log(f"source {config.source.path} not synced yet: syncing it first")
                 sync_source(config)
-            files, problems = discover(
-                config.source.path,
-                config.include,
-                config.exclude,
-                config.format,
-                config.max_file_bytes,
-                config.max_depth,
-            )
+            files, problems = discover_sources(config)
             self.report.problems.extend(problems)
             self.report.files = len(files)
         with self.stage("preprocess"):
@@ -172,10 +165,10 @@ class Build:
         )
         with self.stage("snapshot"):
             message = f"build of {config.name}: {len(documents)} documents, {len(chunks)} chunks"
-            self.report.snapshot = snapshot_chunks(config.work_dir / "lake", parquet, message, info)
+            self.report.snapshot = snapshot_chunks(lake_location(config), parquet, message, info)
         with self.stage("materialise"):
             materialize(
-                config.work_dir / "lake",
+                lake_location(config),
                 self.report.snapshot.snapshot_id,
                 config.database_path,
                 embeddings.shape[1],
@@ -189,7 +182,7 @@ class Build:
     def rollback(self, snapshot_id: int) -> BuildReport:
         """Materialise an earlier snapshot as the runtime database; nothing is embedded."""
         config = self.config
-        lake = config.work_dir / "lake"
+        lake = lake_location(config)
         builds = {s["snapshot_id"]: s for s in list_snapshots(lake)}
         if snapshot_id not in builds:
             known = ", ".join(map(str, builds)) or "none"

@@ -1,0 +1,123 @@
+"""Rebuild a server whenever its sources or its build configuration change.
+
+Polls the files the build would read (same include and exclude patterns) and the server's
+``processing_config.yaml``; once they have stopped changing for ``debounce`` seconds, runs an
+incremental build. A running server picks up each new database on its next call.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from docbuild.config import ConfigError, EmbeddingConfig, ProcessingConfig, load_processing_config
+from docbuild.discover import discover_sources
+from docbuild.embedding import Embedder, EmbeddingError, make_embedder
+from docbuild.pipeline import Build, BuildError, format_summary, log
+
+State = dict[str, tuple[int, int]]  # path -> (mtime in ns, size)
+
+
+@dataclass
+class Changes:
+    """How two states of the watched files differ."""
+
+    added: list[str]
+    removed: list[str]
+    modified: list[str]
+
+    def __str__(self) -> str:
+        """For example ``1 modified, 2 added: a.md, b.md, c.md``."""
+        counts = ", ".join(f"{len(paths)} {kind}" for kind, paths in vars(self).items() if paths)
+        names = [*self.added, *self.removed, *self.modified]
+        more = " ..." if len(names) > 5 else ""
+        return f"{counts}: {', '.join(names[:5])}{more}"
+
+
+def snapshot(config: ProcessingConfig) -> State:
+    """The files a build of ``config`` would read, and its config file, with mtime and size."""
+    files, _ = discover_sources(config)
+    paths = {f.relative: f.path for f in files}
+    paths["(config) processing_config.yaml"] = (
+        config.server_root / "config" / "processing_config.yaml"
+    )
+    state: State = {}
+    for name, path in paths.items():
+        try:
+            stat = Path(path).stat()
+        except OSError:  # deleted between listing and stat: it counts as gone
+            continue
+        state[name] = (stat.st_mtime_ns, stat.st_size)
+    return state
+
+
+def compare(before: State, after: State) -> Changes:
+    """What changed from ``before`` to ``after``."""
+    return Changes(
+        added=sorted(set(after) - set(before)),
+        removed=sorted(set(before) - set(after)),
+        modified=sorted(p for p in set(before) & set(after) if before[p] != after[p]),
+    )
+
+
+class Watcher:
+    """Builds server ``name`` now, then again after each settled change, until stopped."""
+
+    def __init__(self, name: str, interval: float = 1.0, debounce: float = 2.0) -> None:
+        self.name = name
+        self.interval = interval
+        self.debounce = debounce
+        self.embedder: Embedder | None = None
+        self.embedder_config: EmbeddingConfig | None = None
+        self.builds = 0
+
+    def run(self) -> None:
+        """Watch until interrupted."""
+        config = load_processing_config(self.name)
+        synced = config.source.path.exists()
+        state = snapshot(config) if synced else {}
+        self.build()
+        if not synced:  # the first build synced the sources
+            state = snapshot(config)
+        log(
+            f"watching {config.source.path} (every {self.interval:g} s, "
+            f"building once changes settle for {self.debounce:g} s); Ctrl-C stops"
+        )
+        while True:
+            time.sleep(self.interval)
+            current = self.settled(state)
+            if current is None:
+                continue
+            log(f"changed: {compare(state, current)}")
+            state = current  # what changes during the build triggers the next one
+            self.build()
+
+    def settled(self, state: State) -> State | None:
+        """The new state once changes stop for ``debounce`` seconds; None if nothing changed."""
+        config = load_processing_config(self.name)
+        current = snapshot(config)
+        if current == state:
+            return None
+        while True:
+            time.sleep(self.debounce)
+            later = snapshot(config)
+            if later == current:
+                return current
+            current = later
+
+    def build(self) -> None:
+        """One incremental build; a failure is reported and watching goes on."""
+        self.builds += 1
+        try:
+            config = load_processing_config(self.name)
+            if self.embedder is None or self.embedder_config != config.embedding:
+                self.embedder = make_embedder(config.embedding, log_dir=config.work_dir)
+                self.embedder_config = config.embedding  # the model stays loaded between builds
+            report = Build(config, self.embedder).run()
+        except (BuildError, ConfigError, EmbeddingError, OSError, ValueError) as exc:
+            log(f"build {self.builds} failed: {exc}")
+            log("the previous database is still served; watching for the next change")
+            return
+        log(format_summary(report))
+        log(f"build {self.builds} done: a running server answers from it on its next call")
