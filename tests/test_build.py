@@ -179,3 +179,36 @@ def test_renamed_files_are_not_embedded_again(project: Path, embedder):
         "pears.md": "Pears",
         "stone-fruit.pdf": "Stone fruit",
     }
+
+
+def chunk_ids(database: Path) -> set[str]:
+    with connect(database, read_only=True, extensions=()) as con:
+        return {row[0] for row in con.execute("SELECT chunk_id FROM chunks").fetchall()}
+
+
+def test_unchanged_files_are_neither_parsed_nor_chunked_again(built, embedder, monkeypatch):
+    config, first = built
+    assert first.files_unchanged == first.documents_unchanged == 0
+    before = chunk_ids(config.database_path)
+    page = config.source.path / "guide.md"
+    page.write_text(page.read_text() + "\nOne more sentence.\n")
+    again = Build(config, embedder).run()
+    assert again.files_unchanged == first.files - 1  # bad files' verdicts are kept too
+    assert again.documents_unchanged == first.documents - 1
+    assert again.skipped == first.skipped
+    assert len(before - chunk_ids(config.database_path)) == 1  # only guide.md's chunk changed
+
+    # other chunking settings: nothing is reused, and the chunks follow the new settings
+    monkeypatch.setenv("DOCMCP_CHUNKING__MAX_TOKENS", "64")
+    smaller = Build(load_processing_config(config.name, config.server_root.parents[1]), embedder)
+    report = smaller.run()
+    assert report.documents_unchanged == 0 and report.hygiene.max_tokens <= 64
+    assert report.files_unchanged == report.files  # parsing does not depend on chunking
+
+    # an unreadable cache is ignored
+    for cache in (config.work_dir / "cache").iterdir():
+        cache.write_bytes(b"\x80garbage")
+    monkeypatch.delenv("DOCMCP_CHUNKING__MAX_TOKENS")
+    cold = Build(config, embedder).run()
+    assert cold.files_unchanged == cold.documents_unchanged == 0
+    assert cold.embedded == 0 and cold.chunks == again.chunks

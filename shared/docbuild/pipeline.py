@@ -29,6 +29,7 @@ from docbuild.lake import Snapshot, lake_location, list_snapshots, snapshot_chun
 from docbuild.materialize import materialize
 from docbuild.package import bundle_model, install_runtime, render_readme
 from docbuild.processors import processor_for
+from docbuild.step_cache import StepCache, content_key
 from docbuild.sync import source_revision, sync_source
 from docbuild.tokens import TokenCounter
 
@@ -65,7 +66,9 @@ class BuildReport:
     name: str
     database: Path
     files: int = 0
+    files_unchanged: int = 0  # parsed by an earlier build: their documents came from the cache
     documents: int = 0
+    documents_unchanged: int = 0  # chunked by an earlier build
     chunks: int = 0
     embedded: int = 0
     cached: int = 0
@@ -142,9 +145,20 @@ class Build:
             )
         counter = TokenCounter(config.embedding.model_path)
         with self.stage("chunk"):
-            chunks = Chunker(counter, config.chunking).chunk_documents(
-                progress(documents, desc="chunk", unit="doc")
+            chunker = Chunker(counter, config.chunking)
+            cache: StepCache[list[Chunk]] = StepCache(
+                config.work_dir / "cache" / "chunks.pickle",
+                [vars(config.chunking), counter.path.read_bytes()],
             )
+            chunks = [
+                chunk
+                for doc in progress(documents, desc="chunk", unit="doc")
+                for chunk in cache.get(
+                    content_key(doc), lambda doc=doc: chunker.chunk_document(doc)
+                )
+            ]
+            cache.save()
+            self.report.documents_unchanged = cache.reused
             self.report.chunks = len(chunks)
             self.report.hygiene = measure_hygiene(chunks, counter, config.chunking.max_tokens)
         with self.stage("embed"):
@@ -267,21 +281,19 @@ class Build:
         """Parse every file; a file that fails is reported and skipped, the build goes on."""
         documents: list[Document] = []
         seen: set[str] = set()
+        config = self.config
+        cache: StepCache[tuple[list[Document], list[FileProblem]]] = StepCache(
+            config.work_dir / "cache" / "documents.pickle",
+            [config.url_base, vars(config.jsonl)],
+        )
         for file in progress(files, desc="preprocess", unit="file"):
             try:
-                processor = processor_for(file.path, self.config.url_base, self.config.jsonl)
-                docs, problems = processor.process(file.path, file.relative)
-            except SkipFile as exc:
-                self.report.problems.append(FileProblem(file.relative, str(exc)))
+                key = content_key(file.relative, file.path.read_bytes())
+            except OSError as exc:
+                self.report.problems.append(FileProblem(file.relative, f"cannot read file: {exc}"))
                 continue
-            except Exception as exc:  # a parser bug must not sink the whole build
-                self.report.problems.append(
-                    FileProblem(file.relative, f"could not be parsed: {exc!r}")
-                )
-                continue
+            docs, problems = cache.get(key, lambda file=file: self.parse(file))
             self.report.problems.extend(problems)
-            if not docs and not problems:
-                self.report.problems.append(FileProblem(file.relative, "no text content"))
             for doc in docs:
                 if doc.document_id in seen:
                     self.report.problems.append(
@@ -292,8 +304,23 @@ class Build:
                     continue
                 seen.add(doc.document_id)
                 documents.append(doc)
+        cache.save()
+        self.report.files_unchanged = cache.reused
         self.report.documents = len(documents)
         return documents
+
+    def parse(self, file: SourceFile) -> tuple[list[Document], list[FileProblem]]:
+        """One file's documents and problems; a file that cannot be used gives no documents."""
+        try:
+            processor = processor_for(file.path, self.config.url_base, self.config.jsonl)
+            docs, problems = processor.process(file.path, file.relative)
+        except SkipFile as exc:
+            return [], [FileProblem(file.relative, str(exc))]
+        except Exception as exc:  # a parser bug must not sink the whole build
+            return [], [FileProblem(file.relative, f"could not be parsed: {exc!r}")]
+        if not docs and not problems:
+            problems = [FileProblem(file.relative, "no text content")]
+        return docs, problems
 
     def embed(self, chunks: list[Chunk], embedder: Embedder) -> np.ndarray:
         """Vectors for every chunk: from the cache, else embedded (and cached batch by batch)."""
@@ -365,7 +392,8 @@ def format_summary(report: BuildReport) -> str:
     """A human summary of a build: counts, hygiene, skipped files, seconds per stage."""
     lines = [
         f"Built {report.name}: {report.database}",
-        f"  files {report.files}, documents {report.documents}, chunks {report.chunks} "
+        f"  files {report.files} ({report.files_unchanged} unchanged), documents "
+        f"{report.documents} ({report.documents_unchanged} unchanged), chunks {report.chunks} "
         f"(embedded {report.embedded}, from cache {report.cached})",
     ]
     if report.snapshot:

@@ -13,7 +13,8 @@ class TokenCounter:
 
     def __init__(self, model_dir: str | Path | None = None) -> None:
         folder = Path(model_dir) if model_dir else default_model_dir()
-        self.tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+        self.path = folder / "tokenizer.json"
+        self.tokenizer = Tokenizer.from_file(str(self.path))
         self.tokenizer.no_truncation()
         self.tokenizer.no_padding()
 

@@ -33,14 +33,19 @@ class EmbeddingCache:
         wanted = pa.table({"text_hash": pa.array(sorted(set(hashes)), pa.string())})
         self.con.register("wanted", wanted)
         try:
-            rows = self.con.execute(
+            found = self.con.execute(
                 "SELECT e.text_hash, e.embedding FROM embeddings e"
                 " JOIN wanted w USING (text_hash) WHERE e.model = ?",
                 [model],
-            ).fetchall()
+            ).fetch_arrow_table()
         finally:
             self.con.unregister("wanted")
-        return {h: np.asarray(v, dtype=np.float32) for h, v in rows}
+        if not found.num_rows:
+            return {}
+        # one model, one dimension: the lists flatten into one matrix (far faster than per row)
+        matrix = found["embedding"].combine_chunks().flatten().to_numpy()
+        matrix = matrix.astype(np.float32).reshape(found.num_rows, -1)
+        return dict(zip(found["text_hash"].to_pylist(), matrix, strict=True))
 
     def put_many(self, model: str, hashes: list[str], vectors: np.ndarray) -> None:
         """Store vectors (rows of ``vectors``) for ``hashes``."""

@@ -1,0 +1,81 @@
+"""Results of the deterministic build steps (parsing a file, chunking a document), kept between
+builds so that a rebuild parses and chunks only what changed.
+
+Each cache is keyed by its input (a file's bytes, a parsed document) under a settings key that
+covers everything else the step depends on: its settings, the tokenizer and the code that runs
+it. A change to any of those means a cold run, never a stale result. The file is a local build
+artefact, written atomically; one that cannot be read is ignored.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import pickle
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+import docbuild
+
+T = TypeVar("T")
+CODE = sorted(Path(docbuild.__file__).parent.rglob("*.py"))
+"""The build package's code: a new version of any module starts every cache afresh."""
+
+
+class StepCache(Generic[T]):
+    """Results by input key, for one settings key; only this build's results are kept."""
+
+    def __init__(self, path: Path, settings: object) -> None:
+        self.path = path
+        self.settings_key = settings_key(settings)
+        self.previous = self._load()
+        self.current: dict[str, T] = {}
+        self.reused = 0
+
+    def _load(self) -> dict[str, T]:
+        try:
+            with self.path.open("rb") as file:
+                saved = pickle.load(file)
+        except Exception:  # missing, truncated, from another Python: start afresh
+            return {}
+        if not isinstance(saved, dict) or saved.get("settings") != self.settings_key:
+            return {}
+        return saved.get("results", {})
+
+    def get(self, key: str, compute: Callable[[], T]) -> T:
+        """The result for ``key``: from the last build if it had one, else ``compute()``."""
+        if key in self.previous:
+            result = self.previous[key]
+            self.reused += 1
+        else:
+            result = compute()
+        self.current[key] = result
+        return result
+
+    def save(self) -> None:
+        """Keep this build's results for the next build."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        staged = self.path.with_name(f"{self.path.name}.tmp-{os.getpid()}")
+        with staged.open("wb") as file:
+            pickle.dump({"settings": self.settings_key, "results": self.current}, file)
+        os.replace(staged, self.path)
+
+
+def content_key(*parts: Any) -> str:
+    """A hash of ``parts`` (bytes as they are; dataclasses and the rest as JSON)."""
+    digest = hashlib.sha256()
+    for part in parts:
+        if dataclasses.is_dataclass(part) and not isinstance(part, type):
+            part = dataclasses.asdict(part)
+        data = part if isinstance(part, bytes) else json.dumps(part, sort_keys=True, default=str)
+        digest.update(data if isinstance(data, bytes) else data.encode())
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def settings_key(settings: object) -> str:
+    """A hash of ``settings`` and of the build package's code."""
+    return content_key(settings, *(path.read_bytes() for path in CODE))
