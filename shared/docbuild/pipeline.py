@@ -33,7 +33,7 @@ from docbuild.step_cache import StepCache, content_key
 from docbuild.sync import source_revision, sync_source
 from docbuild.tokens import TokenCounter
 
-EMBED_GROUP = 64  # chunks embedded between two writes to the cache (what a killed build loses)
+EMBED_GROUP = 256  # chunks embedded between two writes to the cache (what a killed build loses)
 PROBE_TEXT = "How do I search this documentation?"
 """Embedded with every build; the runtime embeds it too to prove it uses the same model."""
 
