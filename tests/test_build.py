@@ -212,3 +212,73 @@ def test_unchanged_files_are_neither_parsed_nor_chunked_again(built, embedder, m
     cold = Build(config, embedder).run()
     assert cold.files_unchanged == cold.documents_unchanged == 0
     assert cold.embedded == 0 and cold.chunks == again.chunks
+
+
+def contents_by_document(database: Path) -> dict[str, str]:
+    with connect(database, read_only=True, extensions=()) as con:
+        rows = con.execute(
+            "SELECT document_id, content FROM chunks ORDER BY chunk_index"
+        ).fetchall()
+    joined: dict[str, str] = {}
+    for document_id, content in rows:
+        joined[document_id] = joined.get(document_id, "") + content
+    return joined
+
+
+def test_local_source_is_read_in_place_edits_additions_and_deletions(
+    project: Path, tmp_path: Path, embedder
+):
+    mine = tmp_path / "my-docs"  # the user's own folder, outside the project
+    mine.mkdir()
+    (mine / "kept.md").write_text("# Kept\n\nBees make honey from nectar.\n")
+    (mine / "edited.md").write_text("# Edited\n\nThe first draft mentions walruses.\n")
+    (mine / "deleted.md").write_text("# Deleted\n\nA page about lighthouses.\n")
+    scaffold("in-place", str(mine), "md", root=project)
+    config = load_processing_config("in-place", project)
+    Build(config, embedder).run()
+    assert set(contents_by_document(config.database_path)) == {"kept.md", "edited.md", "deleted.md"}
+
+    (mine / "edited.md").write_text("# Edited\n\nThe second draft mentions narwhals.\n")
+    (mine / "added.md").write_text("# Added\n\nA new page about glaciers.\n")
+    (mine / "deleted.md").unlink()
+    report = Build(load_processing_config("in-place", project), embedder).run()
+    docs = contents_by_document(config.database_path)
+    assert set(docs) == {"kept.md", "edited.md", "added.md"}
+    assert "narwhals" in docs["edited.md"] and "walruses" not in docs["edited.md"]
+    assert "glaciers" in docs["added.md"]
+    assert report.files_unchanged == 1 and report.embedded == 2
+    assert not (project / "source-documentation").exists()  # nothing was copied
+
+
+def test_server_scaffolded_with_a_synced_copy_now_reads_the_original(project: Path, embedder):
+    """Configs written before sources were read in place (``path`` a copy, ``local`` the
+    original) keep building, from the original."""
+    mine = project / "originals"
+    mine.mkdir()
+    (mine / "page.md").write_text("# Page\n\nCurrent text about otters.\n")
+    stale = project / "source-documentation" / "legacy"
+    stale.mkdir(parents=True)
+    (stale / "page.md").write_text("# Page\n\nStale text about beavers.\n")
+    scaffold("legacy", str(mine), "md", root=project)
+    config_file = project / "servers" / "legacy" / "config" / "processing_config.yaml"
+    text = config_file.read_text()
+    old_block = (
+        "  path: ${PROJECT_ROOT}/source-documentation/${MCP_NAME}\n"
+        "  local: ${PROJECT_ROOT}/originals\n"
+    )
+    config_file.write_text(text.replace('  path: "${PROJECT_ROOT}/originals"\n', old_block))
+    config = load_processing_config("legacy", project)
+    assert config.source.path == mine
+    Build(config, embedder).run()
+    assert "otters" in contents_by_document(config.database_path)["page.md"]
+
+
+def test_missing_local_source_is_a_clear_error(project: Path, tmp_path: Path, embedder):
+    mine = tmp_path / "moving"
+    mine.mkdir()
+    (mine / "a.md").write_text("# A\n\ntext\n")
+    scaffold("moved", str(mine), "md", root=project)
+    (mine / "a.md").unlink()
+    mine.rmdir()
+    with pytest.raises(BuildError, match=r"source folder .*moving does not exist: fix source.path"):
+        Build(load_processing_config("moved", project), embedder).run()

@@ -11,9 +11,33 @@ from pathlib import Path
 import pytest
 from conftest import REPO, corpus
 from docbuild.config import load_processing_config
-from docbuild.evaluate import evaluate, load_beir, load_jsonl, ndcg, open_engine, score_query
+from docbuild.evaluate import (
+    evaluate,
+    load_beir,
+    load_jsonl,
+    ndcg,
+    open_engine,
+    ranked_documents,
+    score_query,
+)
 from docbuild.pipeline import Build
 from docbuild.scaffold import scaffold
+from docserve.search import SearchResult
+
+RESULT = dict(
+    chunk_id="c",
+    document_id="d",
+    path="p",
+    title="t",
+    section_hierarchy=["t"],
+    url=None,
+    section_url=None,
+    content="x",
+    score=1.0,
+    page=None,
+    chunk_index=0,
+    retrievers={},
+)
 
 
 def test_metrics_follow_their_definitions():
@@ -50,8 +74,23 @@ def test_jsonl_judgements_by_path_or_page(tmp_path: Path):
     assert (second.by, second.relevant) == ("page", {"m.pdf#page=3": 1.0})
 
 
+def test_a_path_without_extension_matches_the_page_in_any_format(tmp_path: Path):
+    path = tmp_path / "q.jsonl"
+    record = {"id": "1", "query": "q", "relevant": [{"path": "library/os.path", "page": None}]}
+    path.write_text(json.dumps(record) + "\n")
+    (judged,) = load_jsonl(path)
+    assert judged.by == "stem"
+    found = [
+        SearchResult(**{**RESULT, "path": p})
+        for p in ("library/os.rst", "library/os.path.html", "library/os.path.rst")
+    ]
+    ranked = ranked_documents(found, judged.by)
+    assert ranked == ["library/os", "library/os.path"]  # both formats of os.path are one page
+    assert score_query(ranked, judged.relevant)["mrr_10"] == 0.5
+
+
 def test_question_sets_are_well_formed():
-    for name in ("mojo-manual", "hugo-docs", "pdfs"):
+    for name in ("mojo-manual", "hugo-docs", "pdfs", "python-docs-3.11", "git-docs"):
         judged = load_jsonl(REPO / "tests" / "eval" / f"{name}.jsonl")
         assert len(judged) >= 40, name
         assert len({j.query_id for j in judged}) == len(judged)

@@ -95,10 +95,10 @@ def test_real_pdf_outline_gives_headings_and_pages():
 
 
 def test_processor_factory_by_extension(tmp_path: Path):
-    assert processor_for(Path("a.MDX"), None).format == "mdx"
-    assert processor_for(Path("a.markdown"), None).format == "md"
+    assert processor_for(Path("a.MDX")).format == "mdx"
+    assert processor_for(Path("a.markdown")).format == "md"
     with pytest.raises(ValueError, match="no processor"):
-        processor_for(Path("a.txt"), None)
+        processor_for(Path("a.txt"))
 
 
 def test_variables_and_environment_overrides(monkeypatch):

@@ -1,6 +1,5 @@
 """The shell tools, run as a maintainer runs them, against a throw-away project root."""
 
-import json
 import os
 import subprocess
 from pathlib import Path
@@ -23,6 +22,9 @@ def test_help_exits_zero(project: Path):
     for name in ("build_mcp.sh", "scaffold_new_mcp.sh", "sync_documentation.sh"):
         result = tool(name, "--help", root=project)
         assert result.returncode == 0 and "usage:" in result.stdout
+    formats = tool("scaffold_new_mcp.sh", "--help", root=project).stdout
+    for fmt in ("html", "rst", "asciidoc", "notebook", "auto"):
+        assert fmt in formats
 
 
 def test_scaffold_renders_templates_and_refuses_bad_names(project: Path, tmp_path: Path):
@@ -49,12 +51,8 @@ def test_scaffold_renders_templates_and_refuses_bad_names(project: Path, tmp_pat
     ):
         assert (server / name).is_file()
     config = load_processing_config("my-docs", project)
-    assert config.source.path == project / "source-documentation" / "my-docs"
-    assert (
-        config.source.local == src
-        and config.format == "md"
-        and config.url_base == "https://x.org/docs"
-    )
+    assert config.source.path == src  # read in place, never copied
+    assert config.format == "md" and config.url_base == "https://x.org/docs"
     assert config.database_path == server / "runtime" / "my_docs.db"
     for rendered in server.rglob("*"):
         if rendered.is_file():
@@ -117,11 +115,13 @@ def test_sync_from_git_subfolder_and_local_path(project: Path, tmp_path: Path):
     assert sorted(p.name for p in target.iterdir()) == [".sync.json", "page.md"]
     assert source_revision(target) == head
 
+    # a local folder is read in place: there is nothing to sync, and the tool says so
     scaffold("from-dir", str(repo / "docs"), root=project)
-    config = load_processing_config("from-dir", project)
-    record = sync_source(config)
-    assert (config.source.path / "manual" / "page.md").is_file()
-    assert json.loads((config.source.path / ".sync.json").read_text())["origin"] == record["origin"]
+    assert load_processing_config("from-dir", project).source.path == repo / "docs"
+    result = tool("sync_documentation.sh", "from-dir", root=project)
+    assert result.returncode == 0 and "nothing to sync" in result.stdout
+    assert not (project / "source-documentation" / "from-dir").exists()
+    assert source_revision(repo / "docs") == head  # a local git checkout still records its commit
 
 
 def test_sync_offline_is_a_clear_error(project: Path):

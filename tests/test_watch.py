@@ -42,7 +42,7 @@ def test_watch_rebuilds_and_the_running_server_follows(project: Path):
     (src / "stars.md").write_text("# Stars\n\nStars fuse hydrogen into helium in their cores.\n")
     (src / "moons.md").write_text("# Moons\n\nMoons orbit planets and raise tides.\n")
     scaffold(NAME, str(src), "md", root=project)
-    source = project / "source-documentation" / NAME  # synced by the first build
+    source = src  # the user's own folder is what is watched and built
     log = project / "watch.log"
     with log.open("w") as stderr:
         watcher = subprocess.Popen(

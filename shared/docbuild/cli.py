@@ -18,7 +18,7 @@ from docbuild.lake import diff_snapshots, lake_location, list_snapshots
 from docbuild.pipeline import Build, BuildError, format_summary
 from docbuild.processors import FORMATS
 from docbuild.scaffold import ScaffoldError, scaffold
-from docbuild.sync import SyncError, sync_source
+from docbuild.sync import NothingToSync, SyncError, sync_source
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -30,7 +30,11 @@ def _parser() -> argparse.ArgumentParser:
     p = commands.add_parser("scaffold", help="create servers/NAME from the templates")
     p.add_argument("name", help="server name: lower-case letters, digits and hyphens")
     where = p.add_mutually_exclusive_group(required=True)
-    where.add_argument("--source", metavar="PATH", help="a local folder, or a single JSONL file")
+    where.add_argument(
+        "--source",
+        metavar="PATH",
+        help="a local folder (or a single JSONL file), read in place at every build",
+    )
     where.add_argument("--git", metavar="URL", help="a git repository to sync sources from")
     p.add_argument("--ref", help="branch or tag of --git")
     p.add_argument("--subfolder", help="folder inside the --git repository")
@@ -38,9 +42,15 @@ def _parser() -> argparse.ArgumentParser:
         "--format", default="auto", choices=FORMATS, help="source format (default: auto)"
     )
     p.add_argument("--url-base", metavar="URL", help="published URL of the documentation root")
+    p.add_argument(
+        "--url-suffix",
+        default="",
+        metavar="SUFFIX",
+        help="appended to page URLs made from sources, e.g. .html for a Sphinx site",
+    )
 
     p = commands.add_parser(
-        "sync", help="fill source-documentation/NAME from the configured source"
+        "sync", help="fill source-documentation/NAME from the configured git repository"
     )
     p.add_argument("name")
 
@@ -126,6 +136,7 @@ def main(argv: list[str] | None = None) -> int:
                 args.git,
                 args.ref,
                 args.subfolder,
+                url_suffix=args.url_suffix,
             )
             print(f"created {target}\nnext: tools/build_mcp.sh {args.name}")
             return 0
@@ -137,7 +148,11 @@ def main(argv: list[str] | None = None) -> int:
             return run_watch(args)
         config = load_processing_config(args.name)
         if args.command == "sync":
-            record = sync_source(config)
+            try:
+                record = sync_source(config)
+            except NothingToSync as exc:
+                print(exc)
+                return 0
             print(
                 f"synced {record['origin']} → {config.source.path} (revision {record.get('revision') or 'n/a'})"
             )

@@ -42,10 +42,13 @@ def server_root(name: str, root: Path | None = None) -> Path:
 
 @dataclass
 class SourceConfig:
-    """Where the documents come from and where the build reads them."""
+    """Where the build reads the documents, and the git repository that fills it (if any).
+
+    A local source is read in place at every build: ``path`` is the user's own folder (or file).
+    A git source is cloned into ``path`` by an explicit sync.
+    """
 
     path: Path
-    local: Path | None = None
     git_url: str | None = None
     git_ref: str | None = None
     git_subfolder: str | None = None
@@ -59,6 +62,13 @@ class JsonlConfig:
     title_field: str = "title"
     text_field: str = "text"
     url_field: str = "url"
+
+
+@dataclass
+class HtmlConfig:
+    """How built HTML sites are read."""
+
+    skip_index_pages: bool = True  # genindex, search, module index and pure tables of contents
 
 
 @dataclass
@@ -158,6 +168,8 @@ class ProcessingConfig:
     max_file_bytes: int = 20_000_000
     max_depth: int = 32
     url_base: str | None = None
+    url_suffix: str = ""  # appended to page URLs made from sources, e.g. ".html" for Sphinx
+    html: HtmlConfig = field(default_factory=HtmlConfig)
     jsonl: JsonlConfig = field(default_factory=JsonlConfig)
     chunking: ChunkingConfig = field(default_factory=ChunkingConfig)
     embedding: EmbeddingConfig = field(default_factory=EmbeddingConfig)
@@ -187,6 +199,14 @@ def _section(data: dict[str, Any], key: str, cls: type, path: Path) -> Any:
     return cls(**values)
 
 
+def _format(value: object, path: Path) -> str:
+    from docbuild.processors import FORMATS
+
+    if value not in FORMATS:
+        raise ConfigError(f"{path}: unknown format {value!r}: use one of {', '.join(FORMATS)}")
+    return str(value)
+
+
 def variables_for(name: str, root: Path) -> dict[str, str]:
     """The variables every config template may use."""
     return {
@@ -209,9 +229,13 @@ def load_processing_config(name: str, root: Path | None = None) -> ProcessingCon
     path = srv / "config" / "processing_config.yaml"
     data = load_yaml(path, variables_for(name, root))
     source = data.get("source") or {}
-    if "path" not in source:
-        raise ConfigError(f"{path}: 'source.path' is required")
     git = source.get("git") or {}
+    if source.get("local") and git.get("url"):
+        raise ConfigError(f"{path}: give source.local or source.git.url, not both")
+    # source.local (written by earlier scaffolds) is read in place, like source.path
+    read_from = source.get("local") or source.get("path")
+    if not read_from:
+        raise ConfigError(f"{path}: 'source.path' is required")
     embedding = dict(data.get("embedding") or {})
     openai = _section(embedding, "openai", OpenAIConfig, path)
     embedding["openai"] = openai
@@ -221,18 +245,19 @@ def load_processing_config(name: str, root: Path | None = None) -> ProcessingCon
         name=name,
         server_root=srv,
         source=SourceConfig(
-            path=Path(source["path"]),
-            local=Path(source["local"]) if source.get("local") else None,
+            path=Path(read_from).expanduser(),
             git_url=git.get("url"),
             git_ref=git.get("ref"),
             git_subfolder=git.get("subfolder"),
         ),
-        format=str(data.get("format", "auto")),
+        format=_format(data.get("format", "auto"), path),
         include=list(data.get("include") or []),
         exclude=list(data.get("exclude") or []),
         max_file_bytes=int(data.get("max_file_bytes", 20_000_000)),
         max_depth=int(data.get("max_depth", 32)),
         url_base=data.get("url_base") or None,
+        url_suffix=str(data.get("url_suffix") or ""),
+        html=_section(data, "html", HtmlConfig, path),
         jsonl=_section(data, "jsonl", JsonlConfig, path),
         chunking=_section(data, "chunking", ChunkingConfig, path),
         embedding=_section({"embedding": embedding}, "embedding", EmbeddingConfig, path),

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from docbuild.config import ProcessingConfig
 from docbuild.documents import FileProblem
-from docbuild.processors import DEFAULT_PATTERNS
+from docbuild.processors import DEFAULT_EXCLUDES, DEFAULT_PATTERNS
 
 ALWAYS_EXCLUDED = ["**/.*", "**/.*/**", "**/node_modules/**"]
 
@@ -41,7 +41,7 @@ def discover(
     if not root.exists():
         raise FileNotFoundError(f"source path does not exist: {root}")
     include = include or DEFAULT_PATTERNS[fmt]
-    excluded = ALWAYS_EXCLUDED + list(exclude or [])
+    excluded = ALWAYS_EXCLUDED + DEFAULT_EXCLUDES.get(fmt, []) + list(exclude or [])
     if root.is_file():
         candidates = [root]
         base = root.parent

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 
@@ -26,6 +27,7 @@ class Document:
     url: str | None = None
     metadata: dict[str, object] = field(default_factory=dict)
     title_from_path: bool = False  # made from the file name: shown and searchable, not embedded
+    dependencies: list[str] = field(default_factory=list)  # other files read (includes), absolute
 
 
 @dataclass
@@ -38,4 +40,12 @@ class FileProblem:
 
 
 class SkipFile(Exception):
-    """Raised by a processor when a file cannot be used at all."""
+    """Raised by a processor when a file cannot be used at all.
+
+    ``dependencies`` are other files the decision rests on (say, the page that includes a
+    fragment): when one of them changes, the file is read again.
+    """
+
+    def __init__(self, reason: str, dependencies: Iterable[str] = ()) -> None:
+        super().__init__(reason)
+        self.dependencies = list(dependencies)

@@ -4,6 +4,8 @@ Query sets: BEIR (``queries.jsonl`` + ``qrels/<split>.tsv``) or a JSONL of
 ``{id, query, relevant: [{path, heading, page}]}``. Chunk results are aggregated to documents
 (a document ranks where its best chunk ranks); a judgement that names a PDF page is scored at
 page level (``path#page=N``), otherwise at document level (``path``, or the BEIR document id).
+A path written without its extension (``library/csv``) matches that page in any format
+(``library/csv.rst``, ``library/csv.html``), so one query set serves builds of both.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import math
 import statistics
 import time
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from docserve.config import load_settings
@@ -21,6 +23,8 @@ from docserve.query_embedder import QueryEmbedder
 from docserve.rerank import make_reranker
 from docserve.search import SearchEngine, SearchResult
 from docserve.store import ChunkStore
+
+from docbuild.processors import EXTENSIONS
 
 HIT_AT = (1, 3, 5, 10)
 DEPTH = 100
@@ -34,7 +38,7 @@ class Judged:
     text: str
     relevant: dict[str, float]
     kind: str = ""
-    by: str = "document"  # "document" (BEIR id), "path", or "page"
+    by: str = "document"  # "document" (BEIR id), "path", "stem" (path without extension), "page"
 
 
 @dataclass
@@ -80,17 +84,17 @@ def load_jsonl(path: Path) -> list[Judged]:
         record = json.loads(line)
         entries = record["relevant"]
         by_page = any(e.get("page") for e in entries)
+        by_stem = not by_page and all(strip_extension(e["path"]) == e["path"] for e in entries)
         keys = {page_key(e["path"], e.get("page")) if by_page else e["path"]: 1.0 for e in entries}
-        judged.append(
-            Judged(
-                str(record["id"]),
-                record["query"],
-                keys,
-                record.get("type", ""),
-                "page" if by_page else "path",
-            )
-        )
+        by = "page" if by_page else "stem" if by_stem else "path"
+        judged.append(Judged(str(record["id"]), record["query"], keys, record.get("type", ""), by))
     return judged
+
+
+def strip_extension(path: str) -> str:
+    """``path`` without a source format's extension (``library/os.path.rst`` → ``library/os.path``)."""
+    suffix = PurePosixPath(path).suffix.lower()
+    return path[: -len(suffix)] if suffix in EXTENSIONS else path
 
 
 def page_key(path: str, page: int | None) -> str:
@@ -102,6 +106,8 @@ def result_key(result: SearchResult, by: str) -> str:
     """The key a result counts under for a judgement of kind ``by``."""
     if by == "page":
         return page_key(result.path, result.page)
+    if by == "stem":
+        return strip_extension(result.path)
     return result.path if by == "path" else result.document_id
 
 

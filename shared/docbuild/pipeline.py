@@ -25,6 +25,7 @@ from docbuild.discover import SourceFile, discover_sources
 from docbuild.documents import Document, FileProblem, SkipFile
 from docbuild.embedding import Embedder, EmbeddingError, make_embedder
 from docbuild.embedding.cache import EmbeddingCache
+from docbuild.hygiene import furniture
 from docbuild.lake import Snapshot, lake_location, list_snapshots, snapshot_chunks
 from docbuild.materialize import materialize
 from docbuild.package import bundle_model, install_runtime, render_readme
@@ -52,6 +53,12 @@ class Hygiene:
     max_tokens: int
     over_limit: int
     token_limit: int
+    with_furniture: int = 0  # chunks holding page furniture or raw markup (docbuild.hygiene)
+
+    @property
+    def furniture_share(self) -> float:
+        """Share of chunks with page furniture or raw markup in their content."""
+        return self.with_furniture / self.chunks if self.chunks else 0.0
 
     @property
     def hierarchy_share(self) -> float:
@@ -101,6 +108,36 @@ def progress(iterable: object = None, **kwargs: object) -> tqdm:
     )
 
 
+Stamp = tuple[int, int] | None  # (mtime in ns, size); None for a file that does not exist
+
+
+def stamp(path: str) -> Stamp:
+    """What tells whether a file changed since it was read."""
+    try:
+        info = Path(path).stat()
+    except OSError:
+        return None
+    return info.st_mtime_ns, info.st_size
+
+
+@dataclass
+class Parsed:
+    """One file's documents and problems, with the other files they were read from."""
+
+    documents: list[Document]
+    problems: list[FileProblem]
+    dependencies: dict[str, Stamp] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, documents: list[Document], problems: list[FileProblem], paths: list[str]) -> Parsed:
+        """Record the state of ``paths`` as they are now."""
+        return cls(documents, problems, {p: stamp(p) for p in sorted(set(paths))})
+
+    def unchanged(self) -> bool:
+        """True while none of the files it was read from has changed (or appeared)."""
+        return all(stamp(path) == seen for path, seen in self.dependencies.items())
+
+
 class Build:
     """One build of one server."""
 
@@ -129,9 +166,14 @@ class Build:
         """Run every stage; raises :class:`BuildError` on the first failure."""
         config = self.config
         with self.stage("discover"):
-            if not config.source.path.exists() and (config.source.local or config.source.git_url):
+            if not config.source.path.exists() and config.source.git_url:
                 log(f"source {config.source.path} not synced yet: syncing it first")
                 sync_source(config)
+            if not config.source.path.exists():
+                raise BuildError(
+                    f"source folder {config.source.path} does not exist: fix source.path in "
+                    f"{config.server_root / 'config' / 'processing_config.yaml'}"
+                )
             files, problems = discover_sources(config)
             self.report.problems.extend(problems)
             self.report.files = len(files)
@@ -282,9 +324,15 @@ class Build:
         documents: list[Document] = []
         seen: set[str] = set()
         config = self.config
-        cache: StepCache[tuple[list[Document], list[FileProblem]]] = StepCache(
+        cache: StepCache[Parsed] = StepCache(
             config.work_dir / "cache" / "documents.pickle",
-            [config.url_base, vars(config.jsonl)],
+            [
+                config.format,
+                config.url_base,
+                config.url_suffix,
+                vars(config.html),
+                vars(config.jsonl),
+            ],
         )
         for file in progress(files, desc="preprocess", unit="file"):
             try:
@@ -292,9 +340,9 @@ class Build:
             except OSError as exc:
                 self.report.problems.append(FileProblem(file.relative, f"cannot read file: {exc}"))
                 continue
-            docs, problems = cache.get(key, lambda file=file: self.parse(file))
-            self.report.problems.extend(problems)
-            for doc in docs:
+            parsed = cache.get(key, lambda file=file: self.parse(file), Parsed.unchanged)
+            self.report.problems.extend(parsed.problems)
+            for doc in parsed.documents:
                 if doc.document_id in seen:
                     self.report.problems.append(
                         FileProblem(
@@ -309,18 +357,18 @@ class Build:
         self.report.documents = len(documents)
         return documents
 
-    def parse(self, file: SourceFile) -> tuple[list[Document], list[FileProblem]]:
+    def parse(self, file: SourceFile) -> Parsed:
         """One file's documents and problems; a file that cannot be used gives no documents."""
         try:
-            processor = processor_for(file.path, self.config.url_base, self.config.jsonl)
+            processor = processor_for(file.path, self.config)
             docs, problems = processor.process(file.path, file.relative)
         except SkipFile as exc:
-            return [], [FileProblem(file.relative, str(exc))]
+            return Parsed.of([], [FileProblem(file.relative, str(exc))], exc.dependencies)
         except Exception as exc:  # a parser bug must not sink the whole build
-            return [], [FileProblem(file.relative, f"could not be parsed: {exc!r}")]
+            return Parsed([], [FileProblem(file.relative, f"could not be parsed: {exc!r}")])
         if not docs and not problems:
             problems = [FileProblem(file.relative, "no text content")]
-        return docs, problems
+        return Parsed.of(docs, problems, [d for doc in docs for d in doc.dependencies])
 
     def embed(self, chunks: list[Chunk], embedder: Embedder) -> np.ndarray:
         """Vectors for every chunk: from the cache, else embedded (and cached batch by batch)."""
@@ -385,6 +433,7 @@ def measure_hygiene(chunks: list[Chunk], counter: TokenCounter, limit: int) -> H
         max_tokens=max(lengths, default=0),
         over_limit=sum(n > limit for n in lengths),
         token_limit=limit,
+        with_furniture=sum(bool(furniture(c.content)) for c in chunks),
     )
 
 
@@ -404,6 +453,7 @@ def format_summary(report: BuildReport) -> str:
         lines.append(
             f"  chunk hygiene: unbalanced code fences {h.unbalanced_fences}; "
             f"with section hierarchy {h.hierarchy_share:.1%}; "
+            f"with page furniture {h.with_furniture} ({h.furniture_share:.1%}); "
             f"max tokens {h.max_tokens} (limit {h.token_limit}, over limit {h.over_limit})"
         )
     skipped = report.skipped

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -40,6 +41,7 @@ def scaffold(
     git_ref: str | None = None,
     git_subfolder: str | None = None,
     root: Path | None = None,
+    url_suffix: str = "",
 ) -> Path:
     """Create the server folder; raises :class:`ScaffoldError` on a bad name or source."""
     root = root or project_root()
@@ -59,14 +61,25 @@ def scaffold(
         path = Path(source).expanduser().resolve()
         if not path.exists():
             raise ScaffoldError(f"source path does not exist: {source}")
-        source_block = f"  local: {portable_path(path, root)}\n"
+        source_block = (
+            "  # Your folder (or a single JSONL file), read in place at every build: edits,\n"
+            "  # new files and deletions there reach the next build and `watch`.\n"
+            f"  path: {json.dumps(portable_path(path, root))}\n"
+        )
     else:
-        source_block = f"  git:\n    url: {git_url}\n    ref: {git_ref or 'null'}\n    subfolder: {git_subfolder or 'null'}\n"
+        source_block = (
+            "  # Filled from the repository below by tools/sync_documentation.sh (the first\n"
+            "  # build syncs it too); sync again to pick up upstream changes.\n"
+            "  path: ${PROJECT_ROOT}/source-documentation/${MCP_NAME}\n"
+            f"  git:\n    url: {git_url}\n    ref: {git_ref or 'null'}\n"
+            f"    subfolder: {git_subfolder or 'null'}\n"
+        )
     values = {
         "name": name,
         "name_underscored": underscored(name),
         "format": fmt,
         "url_base": url_base or "null",
+        "url_suffix": url_suffix,
         "source_block": source_block,
     }
     staging = target.with_name(f".{name}.tmp")

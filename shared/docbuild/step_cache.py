@@ -45,9 +45,12 @@ class StepCache(Generic[T]):
             return {}
         return saved.get("results", {})
 
-    def get(self, key: str, compute: Callable[[], T]) -> T:
-        """The result for ``key``: from the last build if it had one, else ``compute()``."""
-        if key in self.previous:
+    def get(
+        self, key: str, compute: Callable[[], T], still_valid: Callable[[T], bool] | None = None
+    ) -> T:
+        """The result for ``key``: from the last build if it had one (and ``still_valid`` accepts
+        it), else ``compute()``."""
+        if key in self.previous and (still_valid is None or still_valid(self.previous[key])):
             result = self.previous[key]
             self.reused += 1
         else:

@@ -1,4 +1,5 @@
-"""Fill ``source-documentation/NAME`` from the configured source: a git repository or a local path."""
+"""Fill ``source-documentation/NAME`` from a git repository. A local source needs no sync: the
+build reads the user's folder in place."""
 
 from __future__ import annotations
 
@@ -18,6 +19,10 @@ GIT_TIMEOUT = 600
 
 class SyncError(RuntimeError):
     """The source could not be fetched or copied."""
+
+
+class NothingToSync(Exception):
+    """The source is a local folder, read where it is: there is nothing to fetch."""
 
 
 def _git(*args: str, cwd: Path | None = None) -> str:
@@ -68,21 +73,18 @@ def _replace_dir(staged: Path, target: Path) -> None:
 
 
 def sync_source(config: ProcessingConfig) -> dict[str, str | None]:
-    """Fetch or copy the source into ``config.source.path``; returns what was recorded."""
+    """Clone the git source into ``config.source.path``; returns what was recorded."""
     source = config.source
+    if not source.git_url:
+        raise NothingToSync(
+            f"{config.name} reads {source.path} in place at every build; nothing to sync "
+            "(only git sources are synced)"
+        )
     target = source.path
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
     try:
-        if source.git_url:
-            record = _sync_git(source.git_url, source.git_ref, source.git_subfolder, staging)
-        elif source.local:
-            record = _sync_local(source.local, staging)
-        else:
-            raise SyncError(
-                "no source to sync: set source.local (a folder or file) or source.git.url in "
-                f"{config.server_root / 'config' / 'processing_config.yaml'}"
-            )
+        record = _sync_git(source.git_url, source.git_ref, source.git_subfolder, staging)
         record["synced_at"] = datetime.now(UTC).isoformat(timespec="seconds")
         (staging / "content" / SYNC_FILE).write_text(json.dumps(record, indent=2) + "\n")
         _replace_dir(staging / "content", target)
@@ -104,7 +106,7 @@ def _sync_git(
         _git(*args, url, str(checkout))
     except SyncError as exc:
         raise SyncError(
-            f"could not fetch {url}: {exc}. Offline? Use a local path (source.local) instead."
+            f"could not fetch {url}: {exc}. Offline? Use a local folder (--source PATH) instead."
         ) from None
     if subfolder:
         _git("sparse-checkout", "set", subfolder, cwd=checkout)
@@ -114,16 +116,3 @@ def _sync_git(
     revision = _git("rev-parse", "HEAD", cwd=checkout)
     shutil.copytree(folder, staging / "content", ignore=shutil.ignore_patterns(".git"))
     return {"origin": url, "ref": ref, "subfolder": subfolder, "revision": revision}
-
-
-def _sync_local(origin: Path, staging: Path) -> dict[str, str | None]:
-    if not origin.exists():
-        raise SyncError(f"local source does not exist: {origin}")
-    content = staging / "content"
-    if origin.is_file():
-        content.mkdir()
-        shutil.copy2(origin, content / origin.name)
-    else:
-        shutil.copytree(origin, content, ignore=shutil.ignore_patterns(".git"))
-    folder = origin if origin.is_dir() else origin.parent
-    return {"origin": str(origin), "revision": git_revision(folder)}

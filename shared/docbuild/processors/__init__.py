@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from docbuild.config import JsonlConfig
 from docbuild.documents import Document, FileProblem
-from docbuild.processors.jsonl import JsonlProcessor
-from docbuild.processors.markdown import MarkdownProcessor
-from docbuild.processors.mdx import MdxProcessor
-from docbuild.processors.pdf import PdfProcessor
+
+if TYPE_CHECKING:
+    from docbuild.config import ProcessingConfig
 
 EXTENSIONS: dict[str, str] = {
     ".md": "md",
@@ -18,16 +16,39 @@ EXTENSIONS: dict[str, str] = {
     ".mdx": "mdx",
     ".pdf": "pdf",
     ".jsonl": "jsonl",
+    ".html": "html",
+    ".htm": "html",
+    ".rst": "rst",
+    ".rest": "rst",
+    ".adoc": "asciidoc",
+    ".asciidoc": "asciidoc",
+    ".asc": "asciidoc",
+    ".ipynb": "notebook",
 }
+"""File extension → format. Other files reach a processor only through ``include`` patterns:
+they are then read as the configured ``format`` (Sphinx's ``.txt`` sources as ``rst``, say)."""
+
+
+def _patterns(*formats: str) -> list[str]:
+    return [f"**/*{ext}" for ext, fmt in EXTENSIONS.items() if fmt in formats]
+
 
 DEFAULT_PATTERNS: dict[str, list[str]] = {
-    "md": ["**/*.md", "**/*.markdown"],
-    "mdx": ["**/*.mdx", "**/*.md"],
-    "pdf": ["**/*.pdf"],
-    "jsonl": ["**/*.jsonl"],
-    "auto": ["**/*.md", "**/*.markdown", "**/*.mdx", "**/*.pdf", "**/*.jsonl"],
+    "md": _patterns("md"),
+    "mdx": _patterns("mdx", "md"),
+    "pdf": _patterns("pdf"),
+    "jsonl": _patterns("jsonl"),
+    "html": _patterns("html"),
+    "rst": _patterns("rst"),
+    "asciidoc": _patterns("asciidoc"),
+    "notebook": _patterns("notebook"),
+    "auto": list(map("**/*{}".format, EXTENSIONS)),
 }
 FORMATS = tuple(DEFAULT_PATTERNS)
+
+SITE_ASSETS = ["**/_static/**", "**/_images/**", "**/_sources/**", "**/_downloads/**"]
+"""Folders of a built site that hold assets and page sources, never pages: not crawled."""
+DEFAULT_EXCLUDES: dict[str, list[str]] = {"html": SITE_ASSETS, "auto": SITE_ASSETS}
 
 
 class Processor(Protocol):
@@ -38,17 +59,51 @@ class Processor(Protocol):
     def process(self, path: Path, relative: str) -> tuple[list[Document], list[FileProblem]]: ...
 
 
-def processor_for(path: Path, url_base: str | None, jsonl: JsonlConfig | None = None) -> Processor:
-    """Return the processor for ``path`` by its extension."""
-    kind = EXTENSIONS.get(path.suffix.lower())
+def format_of(path: Path, configured: str = "auto") -> str | None:
+    """The format ``path`` is read as: by extension, else the configured format (not ``auto``)."""
+    return EXTENSIONS.get(path.suffix.lower()) or (None if configured == "auto" else configured)
+
+
+def processor_for(path: Path, config: ProcessingConfig | None = None) -> Processor:
+    """Return the processor for ``path`` (by its extension) set up from the build's config."""
+    from docbuild.config import ProcessingConfig, SourceConfig
+
+    config = config or ProcessingConfig("", Path(), SourceConfig(Path()))
+    kind = format_of(path, config.format)
+    url_base, suffix = config.url_base, config.url_suffix
     if kind == "md":
-        return MarkdownProcessor(url_base)
+        from docbuild.processors.markdown import MarkdownProcessor
+
+        return MarkdownProcessor(url_base, suffix)
     if kind == "mdx":
-        return MdxProcessor(url_base)
+        from docbuild.processors.mdx import MdxProcessor
+
+        return MdxProcessor(url_base, suffix)
     if kind == "pdf":
+        from docbuild.processors.pdf import PdfProcessor
+
         return PdfProcessor(url_base)
     if kind == "jsonl":
-        return JsonlProcessor(url_base, jsonl)
+        from docbuild.processors.jsonl import JsonlProcessor
+
+        return JsonlProcessor(url_base, config.jsonl)
+    if kind == "html":
+        from docbuild.processors.html import HtmlProcessor
+
+        return HtmlProcessor(url_base, config.html.skip_index_pages)
+    if kind == "rst":
+        from docbuild.processors.rst import RstProcessor
+
+        return RstProcessor(url_base, suffix)
+    if kind == "asciidoc":
+        from docbuild.processors.asciidoc import AsciidocProcessor
+
+        return AsciidocProcessor(url_base, suffix)
+    if kind == "notebook":
+        from docbuild.processors.notebook import NotebookProcessor
+
+        return NotebookProcessor(url_base, suffix)
     raise ValueError(
-        f"no processor for {path.suffix or 'files without an extension'} ({path.name})"
+        f"no processor for {path.suffix or 'files without an extension'} ({path.name}): "
+        f"set format to one of {', '.join(f for f in FORMATS if f != 'auto')} to read it"
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import yaml
 
@@ -39,6 +39,13 @@ def open_fence(line: str, number: int) -> Fence | None:
     if marker[0] == "`" and "`" in match.group("info"):
         return None  # an inline code span such as ```a``` is not a fence
     return Fence(marker[0], len(marker), number)
+
+
+def fenced(code: str, language: str = "") -> str:
+    """``code`` as a fenced block, its fence longer than any run of backticks inside it."""
+    longest = max((len(run) for run in re.findall(r"`+", code)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{language}\n{code.rstrip()}\n{fence}"
 
 
 def split_front_matter(text: str) -> tuple[dict[str, object], str, str | None]:
@@ -147,19 +154,33 @@ def _merge_heading_only(sections: list[Section]) -> list[Section]:
     return merged
 
 
-def document_url(url_base: str | None, relative: str, metadata: dict[str, object]) -> str | None:
-    """The published URL of a page: ``url_base`` + path without extension (``index`` dropped)."""
+def document_url(
+    url_base: str | None, relative: str, metadata: dict[str, object], suffix: str = ""
+) -> str | None:
+    """The published URL of a page made from a source file (Markdown, reStructuredText, ...).
+
+    ``url_base`` + the path without its extension; with ``suffix`` (``url_suffix`` in the config,
+    e.g. ``.html`` for a Sphinx site) that suffix is appended, otherwise ``index`` pages map to
+    their folder. A front-matter ``slug`` replaces the file name (or the whole path if absolute).
+    """
     if not url_base:
         return None
+    base = url_base.rstrip("/")
     slug = metadata.get("slug")
     if isinstance(slug, str) and slug.startswith("/"):
-        return url_base.rstrip("/") + slug
-    stem = re.sub(r"\.(md|mdx|markdown)$", "", relative)
+        return base + slug
+    stem = (
+        str(PurePosixPath(relative).with_suffix(""))
+        if "." in PurePosixPath(relative).name
+        else relative
+    )
     if isinstance(slug, str) and slug:
         stem = f"{stem.rsplit('/', 1)[0]}/{slug}" if "/" in stem else slug
+    if suffix:
+        return f"{base}/{stem}{suffix}"
     if stem == "index" or stem.endswith("/index") or stem.endswith("/_index"):
         stem = stem.rsplit("index", 1)[0].rstrip("_").rstrip("/")
-    return f"{url_base.rstrip('/')}/{stem}".rstrip("/")
+    return f"{base}/{stem}".rstrip("/")
 
 
 def title_from_path(relative: str) -> str:
@@ -175,8 +196,9 @@ class MarkdownProcessor:
 
     format = "md"
 
-    def __init__(self, url_base: str | None = None) -> None:
+    def __init__(self, url_base: str | None = None, url_suffix: str = "") -> None:
         self.url_base = url_base
+        self.url_suffix = url_suffix
 
     def clean(self, body: str) -> str:
         """Hook for dialects (MDX) that need markup removed before sectioning."""
@@ -184,7 +206,10 @@ class MarkdownProcessor:
 
     def process(self, path: Path, relative: str) -> tuple[list[Document], list[FileProblem]]:
         """Read one file; returns its document and any best-effort notes."""
-        text = read_text(path)
+        return self.parse(read_text(path), relative)
+
+    def parse(self, text: str, relative: str) -> tuple[list[Document], list[FileProblem]]:
+        """Parse Markdown ``text`` read from ``relative``."""
         problems: list[FileProblem] = []
         metadata, body, note = split_front_matter(text)
         if note:
@@ -197,7 +222,7 @@ class MarkdownProcessor:
             problems.append(FileProblem(relative, note, skipped=False))
         if not sections and metadata.get("description"):
             sections = [Section([title], str(metadata["description"]))]
-        url = document_url(self.url_base, relative, metadata)
+        url = document_url(self.url_base, relative, metadata, self.url_suffix)
         doc = Document(
             relative,
             relative,

@@ -1,0 +1,61 @@
+"""Page furniture and markup that must never reach a chunk, found line by line.
+
+Used by the build summary (share of chunks with furniture, goal 0) and by the processor tests.
+Lines inside fenced code are not inspected: code may legitimately hold ``----`` or ``.. x::``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from docbuild.processors.markdown import Fence, open_fence
+
+FURNITURE_LINES = {
+    "navigation",
+    "previous topic",
+    "next topic",
+    "quick search",
+    "this page",
+    "show source",
+    "report a bug",
+    "table of contents",
+    "« previous",
+    "next »",
+}
+"""Whole lines that are site chrome (compared case-insensitively, without trailing ``:``)."""
+
+UNDERLINE = re.compile(r"^(={3,}|-{3,}|~{3,}|\^{3,}|\+{3,})\s*$")
+"""A setext title's underline, when it follows a line of text (after a blank line, ``---`` is a
+Markdown rule)."""
+
+MARKERS: list[tuple[str, re.Pattern[str]]] = [
+    ("permalink mark ¶", re.compile("¶")),
+    ("raw directive", re.compile(r"^\s*\.\. [\w:-]+::")),
+    ("raw role", re.compile(r"(?<![\w`]):(?:py:)?[a-z]+:`")),
+    ("docutils message", re.compile(r"System Message|Unknown (directive|interpreted text role)")),
+    ("docutils message", re.compile(r"\((?:INFO/1|WARNING/2|ERROR/3|SEVERE/4)\)")),
+    ("linkgit macro", re.compile(r"linkgit:")),
+    ("include directive", re.compile(r"^include::")),
+    ("HTML tag", re.compile(r"</?(?:div|span|a|p|nav|script|style|table|td|tr|dl|dt|dd)\b[^>]*>")),
+]
+
+
+def furniture(text: str) -> list[str]:
+    """The kinds of furniture found in ``text`` (empty when it is clean)."""
+    found: list[str] = []
+    fence: Fence | None = None
+    previous = ""
+    for number, line in enumerate(text.split("\n")):
+        if fence is not None:
+            fence = None if fence.closes(line) else fence
+            continue
+        fence = open_fence(line, number)
+        if fence is not None:
+            continue
+        if line.strip().rstrip(":").lower() in FURNITURE_LINES:
+            found.append(f"site chrome {line.strip()!r}")
+        if UNDERLINE.match(line) and previous.strip() and not previous.lstrip().startswith("|"):
+            found.append("setext underline")
+        found.extend(kind for kind, pattern in MARKERS if pattern.search(line))
+        previous = line
+    return found
