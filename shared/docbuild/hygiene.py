@@ -1,7 +1,8 @@
 """Page furniture and markup that must never reach a chunk, found line by line.
 
 Used by the build summary (share of chunks with furniture, goal 0) and by the processor tests.
-Lines inside fenced code are not inspected: code may legitimately hold ``----`` or ``.. x::``.
+Fenced code and inline code spans are not inspected: code may legitimately hold ``----``,
+``.. x::`` or ``<div>``.
 """
 
 from __future__ import annotations
@@ -40,6 +41,9 @@ MARKERS: list[tuple[str, re.Pattern[str]]] = [
 ]
 
 
+INLINE_CODE = re.compile(r"(?<!:)(`+).+?\1")  # not a raw role's `target`
+
+
 def furniture(text: str) -> list[str]:
     """The kinds of furniture found in ``text`` (empty when it is clean)."""
     found: list[str] = []
@@ -56,6 +60,7 @@ def furniture(text: str) -> list[str]:
             found.append(f"site chrome {line.strip()!r}")
         if UNDERLINE.match(line) and previous.strip() and not previous.lstrip().startswith("|"):
             found.append("setext underline")
-        found.extend(kind for kind, pattern in MARKERS if pattern.search(line))
+        prose = INLINE_CODE.sub("", line)  # documentation may show `<script>` or `:func:` as code
+        found.extend(kind for kind, pattern in MARKERS if pattern.search(prose))
         previous = line
     return found
