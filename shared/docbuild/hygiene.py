@@ -37,7 +37,9 @@ MARKERS: list[tuple[str, re.Pattern[str]]] = [
     ("docutils message", re.compile(r"\((?:INFO/1|WARNING/2|ERROR/3|SEVERE/4)\)")),
     ("linkgit macro", re.compile(r"linkgit:")),
     ("include directive", re.compile(r"^include::")),
-    ("HTML tag", re.compile(r"</?(?:div|span|a|p|nav|script|style|table|td|tr|dl|dt|dd)\b[^>]*>")),
+    # a closing tag, or an opening one with attributes: `<style>` alone is a placeholder in prose
+    ("HTML tag", re.compile(r"</(?:div|span|a|p|nav|script|style|table|td|tr|dl|dt|dd)>")),
+    ("HTML tag", re.compile(r"<(?:div|span|a|p|nav|script|style|table|td|tr|dl|dt|dd)\s+\w+=")),
 ]
 
 

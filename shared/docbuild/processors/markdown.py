@@ -135,10 +135,10 @@ def split_sections(body: str, title: str) -> tuple[list[Section], str | None]:
         lines.append(fence.char * fence.length)
         problem = f"code fence opened at line {fence.line} is never closed; closed at end of file"
     flush()
-    return _merge_heading_only(sections), problem
+    return merge_heading_only(sections), problem
 
 
-def _merge_heading_only(sections: list[Section]) -> list[Section]:
+def merge_heading_only(sections: list[Section]) -> list[Section]:
     """Fold a section that holds only its heading into the section that follows it."""
     merged: list[Section] = []
     pending: str | None = None

@@ -14,7 +14,7 @@ from pathlib import Path, PurePosixPath
 from docutils import nodes
 
 from docbuild.documents import Document, FileProblem, Section, SkipFile
-from docbuild.processors.markdown import _merge_heading_only, document_url, title_from_path
+from docbuild.processors.markdown import merge_heading_only, document_url, title_from_path
 from docbuild.processors.sphinx_rst import Message, parse
 from docbuild.processors.text import read_text
 
@@ -334,7 +334,7 @@ class RstProcessor:
         document, messages, context = parse(text, path, root)
         named = first_title(document)
         title = named or title_from_path(relative)
-        sections = _merge_heading_only(MarkdownWriter(document).sections(title))
+        sections = merge_heading_only(MarkdownWriter(document).sections(title))
         if not sections:
             raise SkipFile(
                 "no content of its own (table of contents only)"
