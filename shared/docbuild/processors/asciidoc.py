@@ -1,19 +1,34 @@
 """AsciiDoc (``.adoc``, ``.asciidoc``, ``.asc``): a focused line-oriented reader to Markdown.
 
-Two stages. The preprocessor expands ``include::`` (relative to the including file; a missing
-``.txt`` target is also looked up as ``.adoc``, git's renamed sources), evaluates
-``ifdef``/``ifndef``/``endif`` against the attributes defined so far (``ifeval`` keeps its
-content), records ``:name: value`` entries and drops ``////`` comment blocks and the mail
-header of git's how-tos (its ``Abstract`` is kept). The block reader then turns titles (``=``
-and underlined), paragraphs, lists, delimited blocks and tables into Markdown, with inline
-markup, macros and attribute references rendered as text. Section anchors are the explicit
-``[[id]]`` or the id asciidoc-py's HTML backend would generate (``_options``), so URLs agree
-with git's HTML pages. A file that another file of the same tree includes is skipped as a
-fragment: it is indexed as part of the page that includes it.
+asciidoc-py (the implementation git uses) was measured as a library first: about 160 ms a file
+on git's documentation, before any HTML to Markdown step, several times the build's budget.
+
+The preprocessor expands ``include::`` relative to the including file (a missing ``.txt``
+target is also looked up as ``.adoc``, the name git's sources have since 2.45; a missing file,
+a cycle or nesting deeper than ``MAX_INCLUDE_DEPTH`` is reported with its line and left out),
+evaluates ``ifdef``/``ifndef``/``endif`` against the attributes defined so far (``ifeval`` keeps
+its content), records ``:name: value`` entries, and drops ``////`` comment blocks and the mail
+header of git's how-tos (keeping its ``Abstract``).
+
+The block reader turns titles (``= Title`` and underlined ones: ``=`` level 0, ``-`` 1, ``~`` 2,
+``^`` 3, ``+`` 4) into ATX headings, listing, source and literal blocks and indented paragraphs
+into fenced code, bulleted, numbered and labeled lists (``term::``) into Markdown lists with
+their ``+`` continuations indented under the item, ``[verse]`` into lines kept as they are,
+quote blocks into ``>`` quotes, admonitions into ``**Note:** ...``, block titles into a bold
+line, and ``|===`` tables into pipe tables (the first row as header). Inline markup becomes
+Markdown; macros become their text (``linkgit:git-reset[1]`` → ``git-reset(1)``, ``link:`` and
+URL macros → their text, ``<<id,text>>`` → text or the title of section ``id``); images,
+comments, passthrough blocks and index terms are dropped; unknown attribute references are kept
+as written. No typographic replacements are made (``--`` stays ``--``).
+
+Section anchors are the explicit ``[[id]]`` or the id asciidoc-py's HTML backend generates
+(``_options``), so URLs agree with git's HTML pages. A file that another file of the same tree
+includes is skipped as a fragment: it is indexed as part of the pages that include it.
 """
 
 from __future__ import annotations
 
+import html
 import os
 import re
 import textwrap
@@ -25,9 +40,9 @@ import lxml.html
 
 from docbuild.documents import Document, FileProblem, Section, SkipFile
 from docbuild.processors.markdown import (
-    merge_heading_only,
     document_url,
     fenced,
+    merge_heading_only,
     title_from_path,
 )
 from docbuild.processors.text import read_text
@@ -92,13 +107,14 @@ ATTRIBUTE_LIST = re.compile(r"^\[(?P<list>[\w\"{#%].*)\]$")
 BLOCK_ANCHOR = re.compile(r"^\[\[(?P<id>[\w:][\w:.-]*)(?:,\s*(?P<label>.*))?\]\]$")
 BLOCK_TITLE = re.compile(r"^\.(?P<title>[^.\s].*)$")
 BLOCK_MACRO = re.compile(r"^(?:image|video|audio|toc)::\S*\[.*\]$")
-TOC_LABEL = re.compile(r"^(?:table of )?contents:?$", re.IGNORECASE)
+TOC_LABEL = re.compile(r"^table of contents:?$", re.IGNORECASE)
 RULE = re.compile(r"^(?:'{3,}|<{3,})$")
 ADMONITION = re.compile(r"^(?P<kind>NOTE|TIP|IMPORTANT|WARNING|CAUTION):\s+(?P<text>.*)$")
 UNORDERED = re.compile(r"^\s*(?P<marker>-|\*{1,5})\s+(?P<text>\S.*)$")
 ORDERED = re.compile(r"^\s*(?P<marker>\.{1,5}|\d+\.|[a-zA-Z]\.|[ivxIVX]+\))\s+(?P<text>\S.*)$")
 CALLOUT = re.compile(r"^<(?P<marker>\d+)>\s+(?P<text>\S.*)$")
 LABELED = re.compile(r"^\s*(?P<term>.*[^:;])(?P<marker>::::|:::|::|;;)(?:\s+(?P<text>.*))?$")
+NESTED_LIST = re.compile(r"(?:-|\d+\.) ")
 HARD_BREAK = re.compile(r"\s\+$")
 TABLE_SEPARATOR = re.compile(
     r"(?:(?<!\S)(?P<spec>(?:\d+(?:\.\d+)?[*+])?[<^>.]{0,3}[a-z]?))?(?<!\\)\|"
@@ -127,11 +143,7 @@ UI_MACRO = re.compile(r"(?P<name>kbd|btn|menu):(?P<target>[^\s\[]*)\[(?P<text>[^
 INDEX_TERM = re.compile(
     r"\(\(\((?P<hidden>.*?)\)\)\)|\(\((?P<term>[^\s(].*?)\)\)|indexterm2?:\[.*?\]"
 )
-HTML_LOOKALIKE = re.compile(
-    r"<(?=/?(?:a|b|br|code|dd|div|dl|dt|em|h[1-6]|hr|i|img|li|nav|ol|p|pre|script|span|strong"
-    r"|style|table|td|th|tr|ul)\b[^<>]*>)"
-)
-"""A ``<placeholder>`` (git writes ``<style>``) that Markdown would read as an HTML tag."""
+ENTITY = re.compile(r"&(?:#\d+|#x[0-9a-fA-F]+|[a-zA-Z]\w*);")
 PLACEHOLDER = re.compile("\x00(\\d+)\x00")
 STRONG, EMPHASIS, CODE = "\x01", "\x02", "\x03"
 
@@ -295,12 +307,13 @@ def _passthroughs(text: str, stash: Stash) -> str:
 def inline(text: str, context: Context, plain: bool = False) -> str:
     """AsciiDoc inline markup as Markdown (or, with ``plain``, as text without markers)."""
     stash = Stash()
+    text = ENTITY.sub(lambda m: stash.put(html.unescape(m[0])), text)
     text = _passthroughs(text, stash)
     text = ATTRIBUTE_REF.sub(lambda m: _attribute(m, context, stash), text)
     text = _macros(text, context, stash)
     for pattern, kind in QUOTES:
         text = pattern.sub(lambda m, kind=kind: _quote(kind, m["text"], stash), text)
-    text = stash.restore(HTML_LOOKALIKE.sub("&lt;", text))
+    text = stash.restore(text)
     marks = {STRONG: "**", EMPHASIS: "*", CODE: "`"}
     for marker, markdown in marks.items():
         text = text.replace(marker, "" if plain else markdown)
@@ -484,7 +497,9 @@ class Preprocessor:
         elif found in stack:
             self.problems.append(f"include cycle: {target} ({where}) is already being read")
         elif len(stack) > MAX_INCLUDE_DEPTH:
-            self.problems.append(f"include {target} ({where}) nested deeper than {MAX_INCLUDE_DEPTH}")
+            self.problems.append(
+                f"include {target} ({where}) nested deeper than {MAX_INCLUDE_DEPTH}"
+            )
         else:
             try:
                 text = read_text(found)
@@ -506,16 +521,18 @@ def set_attribute(attributes: dict[str, str], entry: re.Match[str]) -> None:
 
 # ---------------------------------------------------------------------------- include fragments
 
-_FRAGMENTS: dict[Path, tuple[tuple[tuple[str, int, int], ...], dict[Path, list[Path]]]] = {}
+Stamps = tuple[tuple[str, int, int], ...]
+_FRAGMENTS: dict[tuple[Path, tuple[str, ...]], tuple[Stamps, dict[Path, list[Path]]]] = {}
 
 
-def _tree_stamps(folder: str) -> Iterator[tuple[str, int, int]]:
-    """(path, mtime, size) of every AsciiDoc file under ``folder``, hidden folders left out."""
+def _tree_stamps(folder: str, suffixes: tuple[str, ...]) -> Iterator[tuple[str, int, int]]:
+    """(path, mtime, size) of every file under ``folder`` with one of ``suffixes``, hidden
+    folders left out."""
     with os.scandir(folder) as entries:
         for entry in sorted(entries, key=lambda e: e.name):
             if entry.is_dir(follow_symlinks=False) and not entry.name.startswith("."):
-                yield from _tree_stamps(entry.path)
-            elif entry.name.endswith(SUFFIXES) and entry.is_file():
+                yield from _tree_stamps(entry.path, suffixes)
+            elif entry.name.endswith(suffixes) and entry.is_file():
                 info = entry.stat()
                 yield entry.path, info.st_mtime_ns, info.st_size
 
@@ -561,13 +578,15 @@ def _scan(files: list[Path]) -> dict[Path, list[Path]]:
 def fragment_includers(root: Path, path: Path) -> list[Path]:
     """The files of ``root`` that include ``path`` (empty when ``path`` is a page).
 
-    The include scan is cached per root and made again when any AsciiDoc file there changes.
+    Files with the AsciiDoc suffixes (and ``path``'s own, say ``.txt`` in older git trees) are
+    scanned; the scan is cached per root and made again when any of those files changes.
     """
-    signature = tuple(_tree_stamps(str(root)))
-    cached = _FRAGMENTS.get(root)
+    key = (root, tuple(sorted({*SUFFIXES, path.suffix})))
+    signature = tuple(_tree_stamps(str(root), key[1]))
+    cached = _FRAGMENTS.get(key)
     if cached is None or cached[0] != signature:
         cached = (signature, _scan([Path(p) for p, _, _ in signature]))
-        _FRAGMENTS[root] = cached
+        _FRAGMENTS[key] = cached
     return sorted(cached[1].get(path.resolve(), []))
 
 
@@ -621,8 +640,18 @@ def parse_attribute_list(text: str) -> tuple[list[str], dict[str, str]]:
     return positional, named
 
 
-def list_item(line: str) -> tuple[str, str, str] | None:
-    """(kind, marker, text) of a list item line; the marker tells lists apart."""
+@dataclass
+class Item:
+    """A list item line: its kind, its marker (which tells lists apart), term and text."""
+
+    kind: str
+    marker: str
+    text: str
+    term: str = ""
+
+
+def list_item(line: str) -> Item | None:
+    """The list item that ``line`` starts, if it starts one."""
     for kind, pattern in (("unordered", UNORDERED), ("ordered", ORDERED), ("ordered", CALLOUT)):
         match = pattern.match(line)
         if match:
@@ -631,10 +660,10 @@ def list_item(line: str) -> tuple[str, str, str] | None:
                 marker = "<>"
             elif kind == "ordered" and not marker.startswith("."):
                 marker = _number_style(marker)
-            return kind, marker, match["text"]
+            return Item(kind, marker, match["text"])
     match = LABELED.match(line)
-    if match and not line.lstrip().startswith(("//", "[")):
-        return "labeled", match["marker"], f"{match['term']}\0{match['text'] or ''}"
+    if match and not COMMENT_LINE.match(line):
+        return Item("labeled", match["marker"], match["text"] or "", match["term"].strip())
     return None
 
 
@@ -650,7 +679,7 @@ def _escape_line(line: str) -> str:
     """Keep a prose line from reading as a Markdown heading, quote or setext underline."""
     stripped = line.lstrip()
     if stripped.startswith(("#", ">")) or re.fullmatch(r"[=\-~^+_*]{3,}", stripped):
-        return "\\" + stripped
+        return line[: len(line) - len(stripped)] + "\\" + stripped
     return line
 
 
@@ -691,9 +720,11 @@ class BlockReader:
     # -- line access
 
     def current(self) -> str | None:
+        """The line at the reading position (None at the end)."""
         return self.lines[self.pos] if self.pos < len(self.lines) else None
 
     def skip_blank(self) -> None:
+        """Move past blank lines and comment lines."""
         while self.pos < len(self.lines) and (
             not self.lines[self.pos].strip() or COMMENT_LINE.match(self.lines[self.pos])
         ):
@@ -709,6 +740,7 @@ class BlockReader:
         return taken
 
     def inline(self, text: str, plain: bool = False) -> str:
+        """Inline markup of ``text`` with the attributes defined so far."""
         return inline(text, self.context, plain)
 
     # -- documents
@@ -795,8 +827,8 @@ class BlockReader:
             return self.section_title(title[0], title[1], meta, top)
         if DELIMITER.match(line):
             return self.delimited(meta)
-        if list_item(line):
-            return self.titled(meta, [self.parse_list()])
+        if item := list_item(line):
+            return self.titled(meta, [self.parse_list(item)])
         if BLOCK_MACRO.match(line) or RULE.match(line) or line == "+":
             self.pos += 1
             return []
@@ -812,17 +844,19 @@ class BlockReader:
         """A "Table of contents:" line and the list below it: navigation, not content."""
         self.pos += 1
         self.skip_blank()
-        if list_item(self.current() or ""):
-            self.parse_list()
+        if item := list_item(self.current() or ""):
+            self.parse_list(item)
 
     def titled(self, meta: Meta, blocks: list[str]) -> list[Event]:
         """Blocks preceded by their block title (``.Title``) as a bold line."""
         blocks = [b for b in blocks if b.strip()]
         if meta.title and blocks:
             return [_bold(self.inline(meta.title)), *blocks]
-        return list(blocks)
+        return blocks
 
     def section_title(self, level: int, raw: str, meta: Meta, top: bool) -> list[Event]:
+        """The document title (kept aside), a section heading, or a bold line for a floating
+        title or one inside a block."""
         markdown, text = self.inline(raw), self.inline(raw, plain=True)
         if level == 0 and self.title is None and top:
             self.title = text
@@ -957,54 +991,55 @@ class BlockReader:
 
     # -- lists
 
-    def parse_list(self) -> str:
-        """A list (and the lists nested in its items) as Markdown."""
-        kind, marker, _ = list_item(self.lines[self.pos]) or ("", "", "")
-        self.open_lists.append(marker)
+    def parse_list(self, first: Item) -> str:
+        """The list that starts with item ``first`` (and lists nested in it) as Markdown."""
+        self.open_lists.append(first.marker)
         items: list[str] = []
-        while True:
-            items.append(self.list_entry(kind, marker, len(items) + 1))
+        item: Item | None = first
+        while item and item.marker == first.marker:
+            items.append(self.list_entry(item, len(items) + 1))
             self.skip_blank()
-            following = list_item(self.current() or "")
-            if not following or following[1] != marker:
-                break
+            item = list_item(self.current() or "")
         self.open_lists.pop()
         joiner = "\n\n" if any("\n\n" in item for item in items) else "\n"
         return joiner.join(items)
 
-    def list_entry(self, kind: str, marker: str, number: int) -> str:
+    def list_entry(self, item: Item, number: int) -> str:
         """One item: its text, then continued (``+``) and nested blocks, indented under it."""
-        if kind == "labeled":
-            head, text = self._terms(marker)
+        if item.kind == "labeled":
+            head, text = self._terms(item.marker)
             if not text:  # the description may follow after blank lines
                 self.skip_blank()
         else:
-            head, text = "", (list_item(self.lines[self.pos]) or ("", "", ""))[2]
+            head, text = "", item.text
             self.pos += 1
         lines = ([text] if text else []) + self.read_until(self._list_text_end)
         first = self.inline(self._join(lines)) if lines else ""
         if head and first:
-            first = f"{head}{' ' if head.rstrip('*').endswith(':') else ': '}{first}"
+            first = f"{head}{' ' if head.rstrip('*`').endswith((':', '?')) else ': '}{first}"
         elif head:
             first = head
-        content = "\n\n".join(b for b in [first, *self._item_blocks()] if b)
-        bullet = f"{number}. " if kind == "ordered" else "- "
+        content = first
+        for block in self._item_blocks():
+            joiner = "\n" if content and NESTED_LIST.match(block) else "\n\n"
+            content = f"{content}{joiner}{block}" if content else block
+        bullet = f"{number}. " if item.kind == "ordered" else "- "
         return bullet + _indent(content, len(bullet))[len(bullet) :]
 
     def _terms(self, marker: str) -> tuple[str, str]:
         """A labeled entry's terms (``a::`` lines in a row) and the text on the last one."""
         terms: list[str] = []
         text = ""
-        while (item := list_item(self.current() or "")) and item[1] == marker:
-            term, text = item[2].split("\0")
-            terms.append(_bold(self.inline(term.strip())))
+        while (item := list_item(self.current() or "")) and item.marker == marker:
+            text = item.text
+            terms.append(_bold(self.inline(item.term)))
             self.pos += 1
             if text:
                 break
             after = self.pos
             self.skip_blank()
             following = list_item(self.current() or "")
-            if not following or following[1] != marker:
+            if not following or following.marker != marker:
                 self.pos = after
                 break
         return ", ".join(terms), text
@@ -1023,12 +1058,12 @@ class BlockReader:
             if (
                 line is None
                 or (not continued and meta.title)
-                or (item and item[1] in self.open_lists)
+                or (item and item.marker in self.open_lists)
             ):
                 self.pos = start
                 break
             if item:
-                blocks.append(self.parse_list())
+                blocks.append(self.parse_list(item))
             elif continued and not self._starts_special(line):
                 blocks.append(self.paragraph(meta, in_list=True))
             elif continued or line[:1].isspace():
@@ -1176,9 +1211,9 @@ class AsciidocProcessor:
 
     def process(self, path: Path, relative: str) -> tuple[list[Document], list[FileProblem]]:
         """Read one file (with what it includes); a fragment others include is skipped."""
-        includers = fragment_includers(source_root(path, relative), path)
+        root = source_root(path, relative)
+        includers = fragment_includers(root, path)
         if includers:
-            root = source_root(path, relative)
             names = [p.relative_to(root.resolve()).as_posix() for p in includers]
             shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
             raise SkipFile(f"include fragment (included by {shown})", [str(p) for p in includers])
@@ -1191,7 +1226,7 @@ class AsciidocProcessor:
         lines = text.split("\n")
         skip, abstract = _mail_header(lines)
         reader = Preprocessor(attributes={})
-        reader.read("\n".join([""] * skip + lines[skip:]), path, relative)
+        reader.read("\n".join([""] * skip + lines[skip:]), path.resolve(), relative)
         reader.finish()
         anchors = _anchor_titles(reader.lines, Context(dict(reader.attributes)))
         context = Context({}, anchors)
