@@ -282,3 +282,24 @@ def test_missing_local_source_is_a_clear_error(project: Path, tmp_path: Path, em
     mine.rmdir()
     with pytest.raises(BuildError, match=r"source folder .*moving does not exist: fix source.path"):
         Build(load_processing_config("moved", project), embedder).run()
+
+
+def test_an_edited_include_reparses_the_page_that_includes_it(project: Path, embedder):
+    src = project / "adoc"
+    src.mkdir()
+    (src / "page.adoc").write_text("= Page\n\n== Options\n\ninclude::options.adoc[]\n")
+    (src / "options.adoc").write_text("--fast::\n\tRuns quickly.\n")
+    scaffold("includes", str(src), "asciidoc", root=project)
+    config = load_processing_config("includes", project)
+    first = Build(config, embedder).run()
+    assert [p.path for p in first.skipped] == ["options.adoc"]  # a fragment, read via page.adoc
+    assert "Runs quickly" in contents_by_document(config.database_path)["page.adoc"]
+
+    (src / "options.adoc").write_text("--slow::\n\tRuns carefully.\n")
+    again = Build(config, embedder).run()
+    text = contents_by_document(config.database_path)["page.adoc"]
+    assert "Runs carefully" in text and "Runs quickly" not in text
+    assert again.files_unchanged == 0  # page.adoc's bytes did not change, its include did
+
+    unchanged = Build(config, embedder).run()
+    assert unchanged.files_unchanged == 2 and unchanged.embedded == 0
