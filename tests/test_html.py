@@ -526,3 +526,14 @@ def test_git_docs_corpus_slice():
     assert add.title == "git-add(1) Manual Page"
     assert ["git-add(1) Manual Page", "OPTIONS"] in [s.hierarchy for s in add.sections]
     assert "**--dry-run**" in page_text(add)
+
+
+def test_a_page_in_a_declared_legacy_charset_is_decoded(tmp_path: Path):
+    page = (
+        '<html><head><meta charset="iso-8859-1"><title>Menu</title></head><body><main>'
+        "<h1>Caf\xe9 cr\xe8me</h1><p>Cr\xe8me br\xfbl\xe9e, step by step.</p></main></body></html>"
+    )
+    path = tmp_path / "latin.html"
+    path.write_bytes(page.encode("latin-1"))
+    (doc,) = HtmlProcessor().process(path, "latin.html")[0]
+    assert doc.title == "Café crème" and "Crème brûlée, step by step." in doc.sections[0].text

@@ -540,6 +540,17 @@ def sections_of(items: list[Item], title: str) -> list[Section]:
     return merge_heading_only(sections)
 
 
+def read_page(path: Path) -> str:
+    """The page's text: UTF-8, else decoded as libxml2 decides (the charset the page declares in
+    ``<meta>``, else HTML's historical default, Latin-1)."""
+    try:
+        return read_text(path)
+    except SkipFile as exc:
+        if "UTF-8" not in str(exc):
+            raise
+    return lxml.html.tostring(lxml.html.document_fromstring(path.read_bytes()), encoding="unicode")
+
+
 class HtmlProcessor:
     """Parse ``.html``/``.htm`` pages of a built documentation site."""
 
@@ -551,7 +562,7 @@ class HtmlProcessor:
 
     def process(self, path: Path, relative: str) -> tuple[list[Document], list[FileProblem]]:
         """Read one page; returns its document (pages without content raise SkipFile)."""
-        return self.parse(read_text(path), relative)
+        return self.parse(read_page(path), relative)
 
     def parse(self, text: str, relative: str) -> tuple[list[Document], list[FileProblem]]:
         """Parse the HTML ``text`` of the page at ``relative``."""
