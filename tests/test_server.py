@@ -551,16 +551,7 @@ def test_http_search_binds_loopback(built: Built, tmp_path: Path):
 def test_http_bearer_token(built: Built, tmp_path: Path):
     token = "t0k3n-for-tests"
     with http_server(built, tmp_path / "http.log", DOCMCP_BEARER_TOKEN=token) as url:
-        initialize = {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "raw", "version": "0"},
-            },
-        }
+        initialize = INITIALIZE
         headers = {"Accept": "application/json, text/event-stream"}
         assert httpx.post(url, json=initialize, headers=headers, trust_env=False).status_code == 401
         wrong = {**headers, "Authorization": "Bearer nope"}
@@ -573,6 +564,60 @@ def test_http_bearer_token(built: Built, tmp_path: Path):
         assert answer["results"][0]["path"] == "garden.md"
         answer = asyncio.run(http_search(url, "tomato stakes", auth=token))
         assert answer["results"][0]["path"] == "garden.md"
+
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "0"},
+    },
+}
+
+
+def test_http_refuses_foreign_host_and_origin(built: Built, tmp_path: Path):
+    """DNS rebinding: a page on evil.example.com that resolves to 127.0.0.1 must not get in."""
+    log = tmp_path / "http.log"
+    with http_server(built, log) as url:
+        accept = {"Accept": "application/json, text/event-stream"}
+
+        def status(**headers: str) -> int:
+            answer = httpx.post(
+                url, json=INITIALIZE, headers={**accept, **headers}, trust_env=False
+            )
+            return answer.status_code
+
+        port = url.split(":")[2].split("/")[0]
+        assert status() == 200  # no Origin: a non-browser client on loopback
+        assert status(Origin=f"http://localhost:{port}") == 200
+        assert status(Host="evil.example.com") == 403
+        assert status(Host=f"evil.example.com:{port}", Origin="http://evil.example.com") == 403
+        assert status(Origin="http://evil.example.com") == 403
+        assert status(Origin="null") == 403
+        answer = asyncio.run(http_search(url, "sourdough starter"))  # real clients still work
+        assert answer["results"][0]["path"] == "baking.md"
+    text = log.read_text()
+    assert "refused HTTP request from 127.0.0.1: Host 'evil.example.com' is not allowed" in text
+    assert (
+        "Origin 'http://evil.example.com' is not allowed (add it to transport.allowed_origins)"
+        in text
+    )
+
+    widened = {
+        "DOCMCP_TRANSPORT__ALLOWED_HOSTS": "[docs.example.org]",
+        "DOCMCP_TRANSPORT__ALLOWED_ORIGINS": "[https://app.example.org]",
+    }
+    with http_server(built, tmp_path / "widened.log", **widened) as url:
+        headers = {"Accept": "application/json, text/event-stream", "Host": "docs.example.org"}
+        ok = httpx.post(url, json=INITIALIZE, headers=headers, trust_env=False)
+        assert ok.status_code == 200
+        origin = {**headers, "Origin": "https://app.example.org"}
+        assert httpx.post(url, json=INITIALIZE, headers=origin, trust_env=False).status_code == 200
+        other = {**headers, "Origin": "https://other.example.org"}
+        assert httpx.post(url, json=INITIALIZE, headers=other, trust_env=False).status_code == 403
 
 
 # --- 4. degradation ---------------------------------------------------------------------------

@@ -64,11 +64,13 @@ class RerankSettings:
 
 @dataclass
 class TransportSettings:
-    """Where the HTTP transport listens, and its optional bearer token."""
+    """Where the HTTP transport listens, whom it answers, and its optional bearer token."""
 
     host: str = "127.0.0.1"
     port: int = 8765
     bearer_token_env: str | None = "DOCMCP_BEARER_TOKEN"
+    allowed_hosts: list[str] = field(default_factory=list)  # beyond loopback names; "*" = any
+    allowed_origins: list[str] = field(default_factory=list)  # beyond loopback; "*" = any
 
 
 @dataclass

@@ -285,6 +285,13 @@ def main(name: str, server_root: Path, argv: list[str] | None = None) -> int:
     mcp = create_server(settings, build_hint, model_dir, auth)
     host = args.host or transport.host
     port = args.port or transport.port
+    from starlette.middleware import Middleware
+
+    from docserve.http_guard import HostOriginGuard
+
+    hosts = [*transport.allowed_hosts, *([] if host in ("0.0.0.0", "::") else [host])]
+    origins = transport.allowed_origins
+    guard = Middleware(HostOriginGuard, allowed_hosts=hosts, allowed_origins=origins)
     print(f"serving {name} on http://{host}:{port}/mcp", file=sys.stderr)
-    mcp.run(transport="http", host=host, port=port, show_banner=False)
+    mcp.run(transport="http", host=host, port=port, show_banner=False, middleware=[guard])
     return 0
