@@ -90,3 +90,14 @@ def test_split_blocks_keeps_fences_and_tables():
         ("```\ncode\n\nmore code\n```", True),
         ("Tail.", False),
     ]
+
+
+def test_a_long_list_or_table_is_split_between_items_and_keeps_its_lines(counter):
+    items = [f"- **`check{n}`**: (ERROR) object {n} has a malformed header line" for n in range(60)]
+    rows = [f"| `opt{n}` | what option {n} does to the parser |" for n in range(60)]
+    for lines, marker in ((items, "- **"), (["| name | meaning |", "|---|---|", *rows], "|")):
+        chunks = Chunker(counter).chunk_document(doc(Section(["Guide"], "\n".join(lines))))
+        assert len(chunks) > 2
+        kept = [line for chunk in chunks for line in chunk.content.split("\n")]
+        assert all(line.startswith(marker) for line in kept)  # no item glued to another
+        assert set(kept) == set(lines)  # every item and row whole, on its own line

@@ -22,6 +22,9 @@ TokenCounter = Callable[[list[str]], list[int]]
 """Counts wordpieces of each text, excluding the model's special tokens."""
 
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[*_`]?[A-Z0-9])")
+LINE_ITEM = re.compile(r"\n(?=[ \t]*(?:[-*+]|\d+[.)])[ \t]|[ \t]*\|)")
+"""A line break before a list item or a table row: a long list or table splits there first, so
+its items and rows keep their own lines."""
 
 
 @dataclass
@@ -217,7 +220,11 @@ class Chunker:
     def _sentences(self, block: str, budget: int) -> list[tuple[str, int, str]]:
         spans: list[tuple[str, str]] = []
         start, sep = 0, ""
-        for match in SENTENCE_END.finditer(block):
+        for match in sorted(
+            [*LINE_ITEM.finditer(block), *SENTENCE_END.finditer(block)], key=lambda m: m.start()
+        ):
+            if match.start() < start:  # a sentence end that spans a list item's line break
+                continue
             spans.append((block[start : match.start()], sep))
             start, sep = match.end(), match.group()
         spans.append((block[start:], sep))
