@@ -39,3 +39,41 @@ def project(tmp_path: Path) -> Path:
     """An empty project root with a ``servers/`` folder."""
     (tmp_path / "servers").mkdir()
     return tmp_path
+
+
+MOJO_VERSIONS = {"25.1": "mojo-manual", "25.7": "mojo-manual-2025-11"}
+"""Two documentation versions of the Mojo manual in ../shared/corpora, oldest first."""
+MOJO_VERSIONS_INCLUDE = ["decorators/**", "structs.mdx"]
+"""The pages both versions are built from (about 100 chunks, 82 texts to embed: cheap in CI)."""
+
+
+@pytest.fixture(scope="session")
+def mojo_two_versions_build(tmp_path_factory, embedder):
+    """The build behind :func:`mojo_two_versions`: (server root, its BuildReport)."""
+    from docbuild.config import load_processing_config
+    from docbuild.doc_versions import add_version
+    from docbuild.pipeline import Build
+    from docbuild.scaffold import scaffold
+
+    folders = {label: corpus(name, "docs") for label, name in MOJO_VERSIONS.items()}
+    root = tmp_path_factory.mktemp("mojo-versions-project")
+    (root / "servers").mkdir()
+    (first, older), *newer = folders.items()
+    url_base = "https://docs.modular.com/mojo/manual"
+    target = scaffold("mojo-versions", str(older), "auto", url_base, root=root, version=first)
+    for label, folder in newer:
+        add_version("mojo-versions", label, str(folder), root=root)
+    config_file = target / "config" / "processing_config.yaml"
+    text = config_file.read_text()
+    assert "\ninclude: []" in text
+    config_file.write_text(text.replace("\ninclude: []", f"\ninclude: {MOJO_VERSIONS_INCLUDE}"))
+    return target, Build(load_processing_config("mojo-versions", root), embedder).run()
+
+
+@pytest.fixture(scope="session")
+def mojo_two_versions(mojo_two_versions_build) -> Path:
+    """A server with two versions of the Mojo manual, ``25.1`` (March 2025, older) and ``25.7``
+    (November 2025, newer and the default), each restricted to ``MOJO_VERSIONS_INCLUDE``, built
+    once per session with the real model. Returns the server root (``servers/mojo-versions``
+    under a throw-away project root, ``root.parents[1]``); skips when the corpora are absent."""
+    return mojo_two_versions_build[0]

@@ -106,7 +106,11 @@ def test_build_indexes_good_files_and_reports_bad_ones(built):
         " WHERE s IS NOT NULL ORDER BY s DESC"
     ).fetchall()
     assert hits[0][0] == "manual.pdf"
+    # an unversioned server: no version label on any chunk, no versions in build_info
+    assert con.execute("SELECT DISTINCT version FROM chunks").fetchall() == [(None,)]
     info = dict(con.execute("SELECT key, value FROM build_info").fetchall())
+    assert json.loads(info["versions"]) == [] and json.loads(info["default_version"]) is None
+    assert report.versions == [] and report.snapshot.versions_changed == []
     assert json.loads(info["model_id"]) == "sentence-transformers/all-MiniLM-L6-v2"
     assert json.loads(info["dimension"]) == 384
     assert json.loads(info["snapshot_id"]) == report.snapshot.snapshot_id

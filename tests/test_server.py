@@ -14,6 +14,7 @@ import contextlib
 import json
 import os
 import queue
+import re
 import shutil
 import socket
 import subprocess
@@ -71,6 +72,34 @@ PAGES = {
     "a secret token; clients must then send it in the Authorization header or they are "
     "refused.\n",
 }
+TELESCOPE_TOPICS = {
+    "Cleaning the mirror": "mirror coating dust brush distilled water",
+    "Collimation": "collimation cap secondary mirror tilt screws",
+    "Choosing eyepieces": "eyepiece focal length magnification eye relief",
+    "Balancing the mount": "counterweight declination axis balance clutch",
+    "Preventing dew": "dew heater strap shield humidity",
+    "Storing the tube": "storage case desiccant cover cool room",
+    "Polar alignment": "polar scope pole star latitude azimuth bolts",
+    "Star testing": "star test defocus rings diffraction seeing",
+}
+
+
+def telescope_page() -> str:
+    """A long page (several answer-cap parts at 500 tokens), one topic per section."""
+    parts = ["# Telescope care\n\nLooking after a reflector telescope, one task per section.\n"]
+    for heading, terms in TELESCOPE_TOPICS.items():
+        words = terms.split()
+        sentences = [
+            f"Step {n} of {heading.lower()}: check the {words[n % len(words)]} and the "
+            f"{words[(n + 1) % len(words)]} before every observing night, and write down what "
+            "you changed in the logbook."
+            for n in range(1, 7)
+        ]
+        parts.append(f"## {heading}\n\n" + " ".join(sentences) + "\n")
+    return "\n".join(parts)
+
+
+PAGES["guide/telescope.md"] = telescope_page()
 PDF_PAGES = [
     ["Installation", "Run pip install to add the wheels to a virtual environment."],
     ["Graph indexes", "Hierarchical navigable small world graphs speed up neighbour lookups."],
@@ -363,7 +392,7 @@ def test_stats_describe_the_index(server: LiveClient, built: Built):
 
 def test_resources_search_and_chunk(server: LiveClient):
     templates = server.run(lambda c: c.list_resource_templates())
-    assert {t.uri_template for t in templates} == {
+    assert {t.uri_template for t in templates} >= {
         f"{NAME}://search/{{query}}",
         f"{NAME}://chunk/{{chunk_id}}",
     }
@@ -377,6 +406,184 @@ def test_resources_search_and_chunk(server: LiveClient):
         server.read(f"{NAME}://chunk/nope")
     with pytest.raises(Exception, match="query is empty"):
         server.read(f"{NAME}://search/%20%20")
+
+
+# --- 1b. what the model reads: compact text, filters, reading tools -------------------------
+
+
+def text_of(result: Any) -> str:
+    """The text content of a tool result: what the model reads."""
+    return "\n".join(part.text for part in result.content if getattr(part, "text", None))
+
+
+def headers(text: str) -> list[int]:
+    """The ranks of the result header lines (``[n] title › headings``) in a search text."""
+    return [int(m.group(1)) for m in re.finditer(r"^\[(\d+)\] ", text, re.MULTILINE)]
+
+
+def test_search_text_is_compact_markdown(server: LiveClient):
+    result = server.call("search", query="cosine distance between embedding arrays")
+    text, answer = text_of(result), result.structured_content
+    first = answer["results"][0]
+    assert text.startswith("[1] Vector similarity › Cosine distance\n")
+    assert text.split("\n")[1] == first["section_url"] and "#" in first["section_url"]
+    passage = first["content"].strip().removeprefix("## Cosine distance").strip()
+    assert passage in text and "## Cosine distance" not in text  # the header names it
+    assert headers(text) == list(range(1, 6)) and len(answer["results"]) == 5
+    for internal in ("chunk_id", first["chunk_id"], "null", "\\n", '"score"', "retrievers", "{"):
+        assert internal not in text, internal
+    pdf = text_of(server.call("search", query="navigable small world graphs", path="manual.pdf"))
+    assert pdf.split("\n")[1] == f"{URL_BASE}/manual.pdf#page=2"
+
+
+def test_tools_declare_output_schemas_and_short_descriptions(server: LiveClient):
+    tools = {tool.name: tool for tool in server.run(lambda c: c.list_tools())}
+    assert {"search", "outline", "get_document", "get_chunk", "stats"} <= set(tools)
+    for name, field in (
+        ("search", "results"),
+        ("outline", "documents"),
+        ("get_document", "content"),
+    ):
+        schema = tools[name].output_schema
+        assert schema["type"] == "object" and field in schema["properties"], name
+    search_arguments = set(tools["search"].input_schema["properties"])
+    assert search_arguments >= {"query", "top_k", "path", "section", "version", "mode"}
+    assert all(len(tool.description) < 400 for tool in tools.values())
+
+
+def test_path_filter_ranks_within_the_folder_before_cutting(server: LiveClient):
+    # the query is about vectors, but the folder holds only the telescope guide: a filter that
+    # were applied after ranking would return nothing
+    answer = server.search("cosine distance between embedding arrays", path="guide/", top_k=5)
+    assert len(answer["results"]) == 5
+    assert {r["path"] for r in answer["results"]} == {"guide/telescope.md"}
+    assert answer["filters"] == {"path": "guide/"}
+    pdf = server.search("pip install wheels", path="**/*.pdf")
+    assert {r["path"] for r in pdf["results"]} == {"manual.pdf"}
+    one_file = server.search("tomato sun", path="garden")  # a page without its extension
+    assert {r["path"] for r in one_file["results"]} == {"garden.md"}
+
+
+def test_a_filter_that_keeps_everything_ranks_as_no_filter(server: LiveClient):
+    for query in ("cosine distance between embedding arrays", "bearer token", "sourdough"):
+        plain = server.search(query, top_k=8)
+        everything = server.search(query, top_k=8, path="**", version="all")
+        assert [(r["chunk_id"], r["score"]) for r in everything["results"]] == [
+            (r["chunk_id"], r["score"]) for r in plain["results"]
+        ]
+
+
+def test_section_filter_keeps_matching_headings(server: LiveClient):
+    answer = server.search("what to check before observing", section="polar alignment")
+    assert answer["results"]
+    for result in answer["results"]:
+        assert "Polar alignment" in result["section_hierarchy"]
+    both = server.search("dough", section="proofing", path="baking.md")
+    assert both["results"] and all("Proofing" in r["section_hierarchy"] for r in both["results"])
+
+
+def test_filters_that_match_nothing_say_what_exists(server: LiveClient):
+    message = server.error("search", query="stars", path="recipes/")
+    assert "no document path matches 'recipes/'" in message
+    assert "guide/" in message and "baking.md" in message
+    assert "zebra" in server.error("search", query="stars", section="zebra")
+    message = server.error("search", query="stars", section="proofing", path="guide/")
+    assert "proofing" in message and "guide/" in message
+    assert "unlabelled" in server.error("search", query="stars", version="2.0")
+    assert server.search("tomato", version="all")["results"]  # "all" is every version there is
+
+
+def test_outline_lists_documents_then_one_page(server: LiveClient, built: Built):
+    result = server.call("outline")
+    listing, text = result.structured_content, text_of(result)
+    paths = sorted(d["path"] for d in listing["documents"])
+    assert listing["total"] == built.report.documents == len(paths)
+    assert listing["next_offset"] is None
+    for path in paths:
+        assert f"- {path} — " in text
+    result = server.call("outline", path="guide/telescope.md")
+    page, text = result.structured_content, text_of(result)
+    headings = [s["heading"] for s in page["sections"]]
+    assert headings == ["Telescope care", *TELESCOPE_TOPICS]
+    ranges = [(s["first_chunk"], s["last_chunk"]) for s in page["sections"][1:]]
+    assert ranges == sorted(ranges) and all(lo <= hi for lo, hi in ranges)
+    assert "  - Polar alignment (chunk" in text and "get_document(path='guide/telescope.md'" in text
+    folder = server.tool("outline", path="guide/")
+    assert [d["path"] for d in folder["documents"]] == ["guide/telescope.md"]
+    assert "no document matches 'nope/'" in server.error("outline", path="nope/")
+
+
+def test_get_document_reads_a_page_or_a_section_in_order(server: LiveClient):
+    result = server.call("get_document", path="vectors.md")
+    page, text = result.structured_content, text_of(result)
+    assert text.startswith("# Vector similarity\nhttps://docs.example.org/vectors")
+    body = page["content"]
+    assert body.index("Cosine distance") < body.index("```sql") < body.index("Inner product")
+    assert body.count("```") % 2 == 0 and page["next_offset"] is None
+    section = server.tool("get_document", path="vectors.md", section="inner product")
+    assert section["section"][-1] == "Inner product"
+    assert "array_inner_product" in section["content"]
+    assert "array_cosine_distance(a, b)" not in section["content"]
+    message = server.error("get_document", path="vectors.md", section="quaternions")
+    assert "'Cosine distance'" in message and "'Inner product'" in message
+    message = server.error("get_document", path="telescope.md")
+    assert "no document 'telescope.md'" in message and "guide/telescope.md" in message
+
+
+def test_resources_outline_and_document(server: LiveClient):
+    templates = {t.uri_template for t in server.run(lambda c: c.list_resource_templates())}
+    assert {f"{NAME}://outline/{{path*}}", f"{NAME}://document/{{path*}}"} <= templates
+    assert "- guide/telescope.md — Telescope care" in server.read(f"{NAME}://outline")
+    assert "- Star testing" in server.read(f"{NAME}://outline/guide/telescope.md")
+    assert "array_inner_product" in server.read(f"{NAME}://document/vectors.md")
+
+
+def test_server_info_names_this_server_and_its_build(server: LiveClient, built: Built):
+    import docbuild
+    import docserve
+
+    info = server.run(lambda c: asyncio.sleep(0, c.server_info))
+    snapshot = built.report.snapshot.snapshot_id
+    assert info.name == NAME and info.version == f"{docserve.__version__}+build.{snapshot}"
+    assert docserve.__version__ == docbuild.__version__
+
+
+def capped_config(built: Built, folder: Path, cap: int) -> Path:
+    config = folder / "server_config.yaml"
+    text = (built.server_root / "config" / "server_config.yaml").read_text()
+    config.write_text(text.replace("max_response_tokens: 4000", f"max_response_tokens: {cap}"))
+    return config
+
+
+def test_answers_stay_within_the_response_cap(built: Built, tmp_path: Path):
+    from docserve.context import TokenCounter
+
+    cap = 500
+    tokens = TokenCounter(built.server_root / "runtime" / "model").count
+    config = capped_config(built, tmp_path, cap)
+    with built.stdio(tmp_path / "server.log", "--config", str(config)) as client:
+        result = client.call("search", query="check before observing", top_k=20, path="guide/")
+        text, answer = text_of(result), result.structured_content
+        assert tokens(text) <= cap
+        assert 0 < len(answer["results"]) < 20
+        assert headers(text) == list(range(1, len(answer["results"]) + 1))
+        assert text.rstrip().endswith("or read one page with get_document.]")
+        assert any("answer limit 500 tokens" in note for note in answer["notes"])
+        parts, offset = [], 0
+        while offset is not None:
+            result = client.call("get_document", path="guide/telescope.md", offset=offset)
+            text, part = text_of(result), result.structured_content
+            assert tokens(text) <= cap and part["offset"] == offset
+            if part["next_offset"] is not None:
+                assert f"offset={part['next_offset']})]" in text
+            parts.append(part["content"])
+            offset = part["next_offset"]
+        assert len(parts) >= 3
+        whole = "\n\n".join(parts)
+        positions = [whole.index(f"## {heading}") for heading in TELESCOPE_TOPICS]
+        assert positions == sorted(positions)
+        for n in range(1, 7):  # every sentence of the last section, read across parts
+            assert f"Step {n} of star testing" in whole
 
 
 # --- 5. hostile inputs (same server) ---------------------------------------------------------
@@ -546,6 +753,54 @@ def test_http_search_binds_loopback(built: Built, tmp_path: Path):
         if Path("/proc/net/tcp").exists():
             assert listening_addresses(port) == {"0100007F"}  # 127.0.0.1 only
     assert f"serving {NAME} on http://127.0.0.1:{port}/mcp" in (tmp_path / "http.log").read_text()
+
+
+async def every_tool(url: str) -> dict[str, Any]:
+    """One call of each tool over HTTP: (text, structured content) by tool, and a refusal."""
+    async with Client(url, timeout=60) as client:
+        calls = {
+            "search": {"query": "check before observing", "path": "guide/", "section": "polar"},
+            "outline": {"path": "guide/telescope.md"},
+            "get_document": {"path": "vectors.md", "section": "Inner product"},
+            "stats": {},
+        }
+        answers = {}
+        for tool, arguments in calls.items():
+            result = await client.call_tool(tool, arguments)
+            answers[tool] = (text_of(result), result.structured_content)
+        chunk_id = answers["search"][1]["results"][0]["chunk_id"]
+        result = await client.call_tool("get_chunk", {"chunk_id": chunk_id})
+        answers["get_chunk"] = (text_of(result), result.structured_content)
+        refused = await client.call_tool(
+            "search", {"query": "x", "version": "9"}, raise_on_error=False
+        )
+        answers["refused"] = (text_of(refused), refused.is_error)
+    return answers
+
+
+async def capped_search(url: str) -> tuple[str, dict[str, Any]]:
+    async with Client(url, timeout=60) as client:
+        arguments = {"query": "check before observing", "top_k": 20, "path": "guide/"}
+        result = await client.call_tool("search", arguments)
+    return text_of(result), result.structured_content
+
+
+def test_http_serves_every_tool(built: Built, tmp_path: Path):
+    with http_server(built, tmp_path / "http.log") as url:
+        answers = asyncio.run(every_tool(url))
+    config = capped_config(built, tmp_path, 500)
+    with http_server(built, tmp_path / "capped.log", "--config", str(config)) as url:
+        capped_text, capped = asyncio.run(capped_search(url))
+    assert 0 < len(capped["results"]) < 20 and "500-token answer limit" in capped_text
+    text, search = answers["search"]
+    assert text.startswith("[1] Telescope care › Polar alignment\n")
+    assert all("Polar alignment" in r["section_hierarchy"] for r in search["results"])
+    assert "  - Star testing (chunk" in answers["outline"][0]
+    assert "array_inner_product" in answers["get_document"][1]["content"]
+    assert answers["get_chunk"][1]["chunk_id"] == search["results"][0]["chunk_id"]
+    assert answers["get_chunk"][0].startswith("Telescope care › Polar alignment\n")
+    assert answers["stats"][0].startswith(f"# {NAME}: ")
+    assert answers["refused"][1] and "unknown version '9'" in answers["refused"][0]
 
 
 def test_http_bearer_token(built: Built, tmp_path: Path):

@@ -19,7 +19,7 @@ def tool(name: str, *args: str, root: Path) -> subprocess.CompletedProcess[str]:
 
 
 def test_help_exits_zero(project: Path):
-    for name in ("build_mcp.sh", "scaffold_new_mcp.sh", "sync_documentation.sh"):
+    for name in ("build_mcp.sh", "scaffold_new_mcp.sh", "sync_documentation.sh", "add_version.sh"):
         result = tool(name, "--help", root=project)
         assert result.returncode == 0 and "usage:" in result.stdout
     formats = tool("scaffold_new_mcp.sh", "--help", root=project).stdout
@@ -87,7 +87,8 @@ def git(*args: str, cwd: Path) -> str:
     ).stdout.strip()
 
 
-def test_sync_from_git_subfolder_and_local_path(project: Path, tmp_path: Path):
+def upstream(tmp_path: Path) -> tuple[Path, str]:
+    """A git repository with docs/manual/page.md; returns it and its head commit."""
     repo = tmp_path / "upstream"
     (repo / "docs" / "manual").mkdir(parents=True)
     (repo / "docs" / "manual" / "page.md").write_text("# Page\n\ntext\n")
@@ -107,7 +108,11 @@ def test_sync_from_git_subfolder_and_local_path(project: Path, tmp_path: Path):
     )
     git("add", ".", cwd=repo)
     git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "-m", "docs", cwd=repo)
-    head = git("rev-parse", "HEAD", cwd=repo)
+    return repo, git("rev-parse", "HEAD", cwd=repo)
+
+
+def test_sync_from_git_subfolder_and_local_path(project: Path, tmp_path: Path):
+    repo, head = upstream(tmp_path)
     scaffold("from-git", git_url=f"file://{repo}", git_subfolder="docs/manual", root=project)
     result = tool("sync_documentation.sh", "from-git", root=project)
     assert result.returncode == 0, result.stderr
@@ -122,6 +127,35 @@ def test_sync_from_git_subfolder_and_local_path(project: Path, tmp_path: Path):
     assert result.returncode == 0 and "nothing to sync" in result.stdout
     assert not (project / "source-documentation" / "from-dir").exists()
     assert source_revision(repo / "docs") == head  # a local git checkout still records its commit
+
+
+def test_sync_of_a_versioned_server_syncs_each_git_version(project: Path, tmp_path: Path):
+    repo, head = upstream(tmp_path)
+    made = tool(
+        "scaffold_new_mcp.sh",
+        "versioned",
+        "--git",
+        f"file://{repo}",
+        "--subfolder",
+        "docs/manual",
+        "--version",
+        "1.0",
+        root=project,
+    )
+    assert made.returncode == 0, made.stderr
+    added = tool("add_version.sh", "versioned", "2.0", "--source", str(repo / "docs"), root=project)
+    assert added.returncode == 0, added.stderr
+    result = tool("sync_documentation.sh", "versioned", root=project)
+    assert result.returncode == 0, result.stderr
+    synced, local = result.stdout.splitlines()
+    target = project / "source-documentation" / "versioned" / "1.0"
+    assert synced.startswith(f"version 1.0: synced file://{repo} → {target}") and head in synced
+    assert "versioned version 2.0 reads" in local and "nothing to sync" in local
+    assert sorted(p.name for p in target.iterdir()) == [".sync.json", "page.md"]
+    assert source_revision(target) == head
+    assert sorted(p.name for p in target.parent.iterdir()) == [
+        "1.0"
+    ]  # a local version is read in place
 
 
 def test_sync_offline_is_a_clear_error(project: Path):

@@ -1,4 +1,5 @@
-"""Ask a built server a question through a real MCP client (stdio or HTTP) and print the answer."""
+"""Ask a built server a question through a real MCP client (stdio or HTTP) and print the answer
+exactly as the model reads it (the tool's text)."""
 
 from __future__ import annotations
 
@@ -15,41 +16,36 @@ def server_script(name: str, root: Path | None = None) -> Path:
     return server_root(name, root) / "runtime" / f"{underscored(name)}_server.py"
 
 
-async def ask(
-    target: str | Path, query: str, top_k: int = 5, mode: str = "hybrid"
-) -> dict[str, Any]:
-    """Call the ``search`` tool of the server at ``target`` (a script path or an HTTP URL)."""
+async def call(target: str | Path, tool: str, arguments: dict[str, Any]) -> tuple[str, dict]:
+    """Call ``tool`` of the server at ``target`` (a script path or an HTTP URL): its text (what the
+    model reads) and its structured content."""
     from fastmcp import Client
 
     async with Client(
         target if isinstance(target, str) and target.startswith("http") else Path(target)
     ) as client:
-        result = await client.call_tool("search", {"query": query, "top_k": top_k, "mode": mode})
-    return result.structured_content or {}
+        result = await client.call_tool(tool, arguments)
+    text = "\n".join(getattr(part, "text", "") for part in result.content)
+    return text, result.structured_content or {}
 
 
-def format_answer(answer: dict[str, Any]) -> str:
-    """A readable rendering of a search answer."""
-    lines = [
-        f"query: {answer.get('query')!r}  mode: {answer.get('mode')}  "
-        f"retrievers: {', '.join(answer.get('retrievers', []))}  ({answer.get('took_ms')} ms)"
-    ]
-    lines += [f"note: {note}" for note in answer.get("notes", [])]
-    for n, result in enumerate(answer.get("results", []), start=1):
-        crumbs = " > ".join(result.get("section_hierarchy") or [])
-        where = result.get("section_url") or result.get("path")
-        page = f" (page {result['page']})" if result.get("page") else ""
-        lines.append(
-            f"\n{n}. {crumbs}{page}  [score {result.get('score')}, {result.get('retrievers')}]"
-        )
-        lines.append(f"   {where}")
-        snippet = " ".join(str(result.get("content", "")).split())
-        lines.append(f"   {snippet[:300]}{'…' if len(snippet) > 300 else ''}")
-    return "\n".join(lines)
+def search_arguments(query: str, top_k: int, mode: str, filters: dict[str, str | None]) -> dict:
+    """The ``search`` tool's arguments; ``filters`` (path, section, version) only when given."""
+    given = {key: value for key, value in filters.items() if value}
+    return {"query": query, "top_k": top_k, "mode": mode, **given}
 
 
-def run(name: str, query: str, top_k: int, mode: str, url: str | None) -> int:
-    """CLI entry: print the answer; exit 1 when the server could not answer."""
+async def ask(
+    target: str | Path, query: str, top_k: int = 5, mode: str = "hybrid", **filters: str | None
+) -> dict[str, Any]:
+    """The structured answer of the ``search`` tool (``filters``: path, section, version)."""
+    return (await call(target, "search", search_arguments(query, top_k, mode, filters)))[1]
+
+
+def run(
+    name: str, query: str, top_k: int, mode: str, url: str | None, **filters: str | None
+) -> int:
+    """CLI entry: print the answer's text; exit 1 when the server could not answer."""
     from fastmcp.exceptions import ToolError
 
     target = url or server_script(name)
@@ -59,10 +55,11 @@ def run(name: str, query: str, top_k: int, mode: str, url: str | None) -> int:
             file=sys.stderr,
         )
         return 1
+    arguments = search_arguments(query, top_k, mode, filters)
     try:
-        answer = asyncio.run(ask(target, query, top_k, mode))
+        text, _ = asyncio.run(call(target, "search", arguments))
     except ToolError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    print(format_answer(answer))
+    print(text)
     return 0

@@ -45,6 +45,7 @@ class Chunk:
     chunk_index: int
     content_hash: str
     title_from_path: bool = False
+    version: str | None = None  # the documentation version's label; None when unversioned
 
     @property
     def embedding_text(self) -> str:
@@ -165,6 +166,7 @@ class Chunker:
                         chunk_index=len(chunks),
                         content_hash=digest,
                         title_from_path=doc.title_from_path,
+                        version=doc.version,
                     )
                 )
         return chunks

@@ -1,4 +1,5 @@
-"""Command line: ``docbuild scaffold | sync | build | watch | versions | diff | ask | eval``.
+"""Command line: ``docbuild scaffold | add-version | sync | build | watch | versions | diff | ask |
+eval``.
 
 Exit codes: 0 success, 1 a stage failed, 2 bad arguments or configuration.
 """
@@ -13,7 +14,8 @@ import sys
 from pathlib import Path
 
 from docbuild import ask
-from docbuild.config import ConfigError, load_processing_config, server_root
+from docbuild.config import ConfigError, ProcessingConfig, load_processing_config, server_root
+from docbuild.doc_versions import add_version
 from docbuild.lake import diff_snapshots, lake_location, list_snapshots
 from docbuild.pipeline import Build, BuildError, format_summary
 from docbuild.processors import FORMATS
@@ -48,9 +50,46 @@ def _parser() -> argparse.ArgumentParser:
         metavar="SUFFIX",
         help="appended to page URLs made from sources, e.g. .html for a Sphinx site",
     )
+    p.add_argument(
+        "--version",
+        metavar="LABEL",
+        help="make a versioned server whose first documentation version is LABEL (e.g. 25.1); "
+        "add more with add-version",
+    )
 
     p = commands.add_parser(
-        "sync", help="fill source-documentation/NAME from the configured git repository"
+        "add-version",
+        help="add a documentation version (LABEL, with its own source) to servers/NAME",
+        description="Append a documentation version to the `versions:` list of "
+        "servers/NAME/config/processing_config.yaml (comments kept). Versions are listed oldest "
+        "first; the last one is searched by default unless default_version says otherwise.",
+    )
+    p.add_argument("name")
+    p.add_argument("label", help="the version's label: letters, digits, '.', '-', '_' (not 'all')")
+    where = p.add_mutually_exclusive_group(required=True)
+    where.add_argument("--source", metavar="PATH", help="a local folder, read in place")
+    where.add_argument(
+        "--git",
+        metavar="URL",
+        help="a git repository, synced into source-documentation/NAME/LABEL",
+    )
+    p.add_argument("--ref", help="branch or tag of --git")
+    p.add_argument("--subfolder", help="folder inside the --git repository")
+    p.add_argument(
+        "--url-base", metavar="URL", help="published URL of this version (default: url_base)"
+    )
+    p.add_argument(
+        "--url-suffix", metavar="SUFFIX", help="this version's url_suffix (default: url_suffix)"
+    )
+    p.add_argument(
+        "--label-existing",
+        metavar="OLD_LABEL",
+        help="for an unversioned server: turn its `source:` into the first version, OLD_LABEL",
+    )
+
+    p = commands.add_parser(
+        "sync",
+        help="fill source-documentation/NAME (or NAME/LABEL per git version) from git",
     )
     p.add_argument("name")
 
@@ -75,7 +114,11 @@ def _parser() -> argparse.ArgumentParser:
         help="seconds the sources must stay unchanged before a build (default 2)",
     )
 
-    p = commands.add_parser("versions", help="list the builds recorded in the server's DuckLake")
+    p = commands.add_parser(
+        "versions",
+        help="list the builds (snapshots) recorded in the server's DuckLake, with the "
+        "documentation versions each changed",
+    )
     p.add_argument("name")
     p.add_argument("--json", action="store_true", help="print JSON")
 
@@ -89,6 +132,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("query")
     p.add_argument("--top-k", type=int, default=5)
     p.add_argument("--mode", default="hybrid", choices=("hybrid", "vector", "keyword"))
+    p.add_argument("--path", help="only pages under this folder or matching this glob")
+    p.add_argument("--section", help="only passages whose headings contain these words")
+    p.add_argument("--version", help="a documentation version, or 'all' (default: the server's)")
     p.add_argument(
         "--url",
         help="ask a running HTTP server (http://127.0.0.1:8765/mcp) instead of launching the script",
@@ -137,25 +183,35 @@ def main(argv: list[str] | None = None) -> int:
                 args.ref,
                 args.subfolder,
                 url_suffix=args.url_suffix,
+                version=args.version,
             )
-            print(f"created {target}\nnext: tools/build_mcp.sh {args.name}")
+            versioned = f" (documentation version {args.version})" if args.version else ""
+            print(f"created {target}{versioned}\nnext: tools/build_mcp.sh {args.name}")
+            return 0
+        if args.command == "add-version":
+            added = add_version(
+                args.name,
+                args.label,
+                args.source,
+                args.git,
+                args.ref,
+                args.subfolder,
+                args.url_base,
+                args.url_suffix,
+                args.label_existing,
+            )
+            print(added.describe())
             return 0
         if args.command == "eval":
             return run_eval(args)
         if args.command == "ask":
-            return ask.run(args.name, args.query, args.top_k, args.mode, args.url)
+            filters = {"path": args.path, "section": args.section, "version": args.version}
+            return ask.run(args.name, args.query, args.top_k, args.mode, args.url, **filters)
         if args.command == "watch":
             return run_watch(args)
         config = load_processing_config(args.name)
         if args.command == "sync":
-            try:
-                record = sync_source(config)
-            except NothingToSync as exc:
-                print(exc)
-                return 0
-            print(
-                f"synced {record['origin']} → {config.source.path} (revision {record.get('revision') or 'n/a'})"
-            )
+            run_sync(config)
             return 0
         lake = lake_location(config)
         if args.command == "versions":
@@ -181,6 +237,27 @@ def main(argv: list[str] | None = None) -> int:
         return 1
 
 
+def run_sync(config: ProcessingConfig) -> None:
+    """``docbuild sync``: every git source of the server (each git version of a versioned one);
+    a local folder is read in place, so it says there is nothing to sync."""
+    for version in config.doc_versions():
+        source = version.config.source
+        try:
+            record = sync_source(version.config, version.label)
+        except NothingToSync as exc:
+            print(exc)
+            continue
+        except SyncError as exc:
+            if version.label is None:
+                raise
+            raise SyncError(f"version {version.label}: {exc}") from None
+        which = f"version {version.label}: " if version.label else ""
+        print(
+            f"{which}synced {record['origin']} → {source.path} "
+            f"(revision {record.get('revision') or 'n/a'})"
+        )
+
+
 def run_watch(args: argparse.Namespace) -> int:
     """``docbuild watch``: until Ctrl-C (or SIGTERM)."""
     from docbuild.watch import Watcher
@@ -193,20 +270,28 @@ def run_watch(args: argparse.Namespace) -> int:
 
 
 def print_versions(snapshots: list[dict[str, object]], as_json: bool) -> None:
-    """The builds as a table (or JSON)."""
+    """The builds as a table (or JSON); for a server with documentation versions, a last column
+    names the doc versions each build changed."""
     if as_json:
         print(json.dumps(snapshots, indent=2, default=str))
         return
+    infos = [snap["info"] if isinstance(snap["info"], dict) else {} for snap in snapshots]
+    versioned = any(info.get("versions_changed") for info in infos)
+    width = 40 if versioned else 0  # a git commit
     print(
-        f"{'snapshot':>8}  {'time (UTC)':<19}  {'documents':>9}  {'chunks':>6}  {'files':>5}  {'config':<12}  source revision"
+        f"{'snapshot':>8}  {'time (UTC)':<19}  {'documents':>9}  {'chunks':>6}  {'files':>5}  "
+        f"{'config':<12}  {'source revision':<{width}}"
+        + ("  doc versions changed" if versioned else "")
     )
-    for snap in snapshots:
-        info = snap["info"] if isinstance(snap["info"], dict) else {}
-        print(
+    for snap, info in zip(snapshots, infos, strict=True):
+        line = (
             f"{snap['snapshot_id']:>8}  {str(snap['time'])[:19]:<19}  {info.get('document_count', '?'):>9}  "
             f"{info.get('chunk_count', '?'):>6}  {info.get('file_count', '?'):>5}  "
-            f"{str(info.get('config_hash', ''))[:12]:<12}  {info.get('source_revision') or '-'}"
+            f"{str(info.get('config_hash', ''))[:12]:<12}  {info.get('source_revision') or '-':<{width}}"
         )
+        if versioned:
+            line += "  " + (", ".join(map(str, info.get("versions_changed") or [])) or "-")
+        print(line.rstrip())
 
 
 def run_eval(args: argparse.Namespace) -> int:

@@ -9,17 +9,46 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from docserve.settings import SettingsError, load_yaml
 
 NAME_PATTERN = re.compile(r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$")
+LABEL_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+"""A documentation version's label: it names a folder (git syncs) and shows in ids and URLs."""
+RESERVED_LABELS = ("all",)
+"""Labels the runtime gives a meaning of its own: ``search(version="all")`` searches every version."""
 
 
 ConfigError = SettingsError
 """The configuration is missing, malformed or names something that does not exist."""
+
+
+def check_label(label: object, where: str = "version label") -> str:
+    """``label`` as a string; raises :class:`ConfigError` unless it can label a version."""
+    if isinstance(label, float):
+        raise ConfigError(
+            f"{where}: {label!r} was read as a number: quote the label so that YAML keeps it as "
+            f'written (label: "{label}")'
+        )
+    if isinstance(label, bool) or not isinstance(label, str | int):
+        raise ConfigError(f"{where}: a version label must be a string, not {label!r}")
+    text = str(label)
+    if not text.strip():
+        raise ConfigError(f"{where}: a version label must not be empty")
+    if text.lower() in RESERVED_LABELS:
+        raise ConfigError(
+            f'{where}: {text!r} is reserved (the server\'s search(version="all") means every '
+            "version): pick another label"
+        )
+    if not LABEL_PATTERN.match(text):
+        raise ConfigError(
+            f"{where}: invalid version label {text!r}: use letters, digits, '.', '-' and '_', "
+            "starting with a letter or a digit, at most 64 characters (for example 25.1 or v2-beta)"
+        )
+    return text
 
 
 def project_root() -> Path:
@@ -52,6 +81,16 @@ class SourceConfig:
     git_url: str | None = None
     git_ref: str | None = None
     git_subfolder: str | None = None
+
+
+@dataclass
+class VersionConfig:
+    """One documentation version of a versioned server (an entry of ``versions:``)."""
+
+    label: str
+    source: SourceConfig
+    url_base: str | None = None  # None: the server's url_base
+    url_suffix: str | None = None  # None: the server's url_suffix
 
 
 @dataclass
@@ -175,7 +214,35 @@ class ProcessingConfig:
     embedding: EmbeddingConfig = field(default_factory=EmbeddingConfig)
     eval: EvalConfig = field(default_factory=EvalConfig)
     lake: LakeConfig = field(default_factory=LakeConfig)
+    versions: list[VersionConfig] = field(default_factory=list)  # empty: one unversioned source
+    default_version: str | None = None  # as configured (see default_label)
     raw: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def default_label(self) -> str | None:
+        """The version searched when none is asked for: ``default_version``, else the last one."""
+        if not self.versions:
+            return None
+        return self.default_version or self.versions[-1].label
+
+    def doc_versions(self) -> list[DocVersion]:
+        """What the build indexes, one entry per documentation version (oldest first); an
+        unversioned server has one entry, labelled None, that is this config itself."""
+        if not self.versions:
+            return [DocVersion(None, "source.path", self)]
+        return [
+            DocVersion(
+                v.label,
+                f"versions[{i}].source.path",
+                replace(
+                    self,
+                    source=v.source,
+                    url_base=self.url_base if v.url_base is None else (v.url_base or None),
+                    url_suffix=self.url_suffix if v.url_suffix is None else v.url_suffix,
+                ),
+            )
+            for i, v in enumerate(self.versions)
+        ]
 
     @property
     def database_path(self) -> Path:
@@ -186,6 +253,17 @@ class ProcessingConfig:
     def work_dir(self) -> Path:
         """Build artefacts kept between builds (Parquet, DuckLake, embedding cache)."""
         return self.server_root / "build"
+
+
+@dataclass
+class DocVersion:
+    """One documentation version as the build sees it: its label (None for an unversioned
+    server), the config key of its source (for messages), and the server's config with this
+    version's source and URL settings in place."""
+
+    label: str | None
+    key: str
+    config: ProcessingConfig
 
 
 def _section(data: dict[str, Any], key: str, cls: type, path: Path) -> Any:
@@ -228,14 +306,13 @@ def load_processing_config(name: str, root: Path | None = None) -> ProcessingCon
         )
     path = srv / "config" / "processing_config.yaml"
     data = load_yaml(path, variables_for(name, root))
-    source = data.get("source") or {}
-    git = source.get("git") or {}
-    if source.get("local") and git.get("url"):
-        raise ConfigError(f"{path}: give source.local or source.git.url, not both")
-    # source.local (written by earlier scaffolds) is read in place, like source.path
-    read_from = source.get("local") or source.get("path")
-    if not read_from:
-        raise ConfigError(f"{path}: 'source.path' is required")
+    versions = _versions(data, path, root, name)
+    default = _default(data, versions, path) if versions else None
+    source = (  # a versioned server's `source` is its default version's
+        next(v.source for v in versions if v.label == default)
+        if versions
+        else _source(data.get("source") or {}, "source", path)
+    )
     embedding = dict(data.get("embedding") or {})
     openai = _section(embedding, "openai", OpenAIConfig, path)
     embedding["openai"] = openai
@@ -244,12 +321,7 @@ def load_processing_config(name: str, root: Path | None = None) -> ProcessingCon
     return ProcessingConfig(
         name=name,
         server_root=srv,
-        source=SourceConfig(
-            path=Path(read_from).expanduser(),
-            git_url=git.get("url"),
-            git_ref=git.get("ref"),
-            git_subfolder=git.get("subfolder"),
-        ),
+        source=source,
         format=_format(data.get("format", "auto"), path),
         include=list(data.get("include") or []),
         exclude=list(data.get("exclude") or []),
@@ -263,5 +335,107 @@ def load_processing_config(name: str, root: Path | None = None) -> ProcessingCon
         embedding=_section({"embedding": embedding}, "embedding", EmbeddingConfig, path),
         eval=_section(data, "eval", EvalConfig, path),
         lake=lake,
+        versions=versions,
+        default_version=default if data.get("default_version") is not None else None,
         raw=data,
     )
+
+
+def _source(
+    source: object, where: str, path: Path, default_path: str | None = None
+) -> SourceConfig:
+    """A ``source`` mapping: ``path`` (or the legacy ``local``) and an optional ``git``."""
+    if not isinstance(source, dict):
+        raise ConfigError(f"{path}: '{where}' must be a mapping (path, git)")
+    git = source.get("git") or {}
+    if not isinstance(git, dict):
+        raise ConfigError(f"{path}: '{where}.git' must be a mapping (url, ref, subfolder)")
+    if source.get("local") and git.get("url"):
+        raise ConfigError(f"{path}: give {where}.local or {where}.git.url, not both")
+    # source.local (written by earlier scaffolds) is read in place, like source.path
+    read_from = source.get("local") or source.get("path")
+    if not read_from and git.get("url"):
+        read_from = default_path
+    if not read_from:
+        raise ConfigError(f"{path}: '{where}.path' is required")
+    return SourceConfig(
+        path=Path(str(read_from)).expanduser(),
+        git_url=git.get("url"),
+        git_ref=git.get("ref"),
+        git_subfolder=git.get("subfolder"),
+    )
+
+
+VERSION_KEYS = ("label", "source", "url_base", "url_suffix")
+
+
+def _versions(data: dict[str, Any], path: Path, root: Path, name: str) -> list[VersionConfig]:
+    """The ``versions`` list (empty for an unversioned server), validated."""
+    entries = data.get("versions")
+    if entries is None:
+        if data.get("default_version") is not None:
+            raise ConfigError(f"{path}: default_version needs a 'versions' list")
+        return []
+    if data.get("source") is not None:
+        raise ConfigError(
+            f"{path}: give 'source' (one documentation set) or 'versions' (several), not both: "
+            "make the source the first entry of versions (tools/add_version.sh NAME LABEL ... "
+            "--label-existing OLD_LABEL does it for a server that has only 'source')"
+        )
+    if not isinstance(entries, list) or not entries:
+        raise ConfigError(f"{path}: 'versions' must be a non-empty list of {{label, source}}")
+    versions: list[VersionConfig] = []
+    seen: dict[str, int] = {}
+    for i, entry in enumerate(entries):
+        where = f"versions[{i}]"
+        if not isinstance(entry, dict):
+            raise ConfigError(f"{path}: '{where}' must be a mapping with label and source")
+        unknown = sorted(set(entry) - set(VERSION_KEYS))
+        if unknown:
+            raise ConfigError(
+                f"{path}: unknown key(s) in '{where}': {', '.join(map(str, unknown))}"
+            )
+        if "label" not in entry:
+            raise ConfigError(f"{path}: '{where}.label' is required")
+        label = check_label(entry["label"], f"{path}: {where}.label")
+        if label.lower() in seen:
+            raise ConfigError(
+                f"{path}: {where}.label {label!r} is already the label of "
+                f"versions[{seen[label.lower()]}]: each version needs its own label"
+            )
+        seen[label.lower()] = i
+        default_path = f"{root}/source-documentation/{name}/{label}"
+        url_suffix = entry.get("url_suffix")
+        versions.append(
+            VersionConfig(
+                label=label,
+                source=_source(entry.get("source"), f"{where}.source", path, default_path),
+                url_base=entry.get("url_base"),
+                url_suffix=None if url_suffix is None else str(url_suffix),
+            )
+        )
+    folders = [Path(os.path.abspath(v.source.path)) for v in versions]
+    for i, outer in enumerate(folders):
+        for j, inner in enumerate(folders):
+            if i != j and (inner == outer or outer in inner.parents):
+                how = "is the same as" if inner == outer else "lies inside"
+                raise ConfigError(
+                    f"{path}: versions[{j}].source.path ({inner}) {how} versions[{i}].source.path "
+                    f"({outer}): give each version a folder of its own"
+                )
+    return versions
+
+
+def _default(data: dict[str, Any], versions: list[VersionConfig], path: Path) -> str:
+    """The label of the default version: ``default_version`` (checked) or the last one."""
+    wanted = data.get("default_version")
+    if wanted is None:
+        return versions[-1].label
+    label = check_label(wanted, f"{path}: default_version")
+    labels = [v.label for v in versions]
+    if label not in labels:
+        raise ConfigError(
+            f"{path}: default_version {label!r} is not a version label: use one of "
+            f"{', '.join(labels)} (or null for the last one)"
+        )
+    return label

@@ -12,12 +12,14 @@ from docbuild.chunker import Chunk
 
 
 def chunk_schema(dimension: int) -> pa.Schema:
-    """The chunk schema of DESIGN.md, with ``embedding`` as FLOAT[dimension]."""
+    """The chunk schema of DESIGN.md, with ``embedding`` as FLOAT[dimension] and the
+    documentation ``version`` of each chunk."""
     return pa.schema(
         [
             ("chunk_id", pa.string()),
             ("document_id", pa.string()),
             ("path", pa.string()),
+            ("version", pa.string()),  # the documentation version's label; null when unversioned
             ("title", pa.string()),
             ("section_hierarchy", pa.list_(pa.string())),
             ("section_url", pa.string()),

@@ -28,6 +28,7 @@ class Document:
     metadata: dict[str, object] = field(default_factory=dict)
     title_from_path: bool = False  # made from the file name: shown and searchable, not embedded
     dependencies: list[str] = field(default_factory=list)  # other files read (includes), absolute
+    version: str | None = None  # the documentation version's label; None when unversioned
 
 
 @dataclass

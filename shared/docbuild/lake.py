@@ -13,7 +13,8 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import duckdb
@@ -37,6 +38,9 @@ class Snapshot:
     snapshot_id: int
     added: int
     removed: int
+    # the documentation versions whose chunks it added or removed, and how many, per version
+    versions_changed: list[str] = field(default_factory=list)
+    by_version: dict[str | None, tuple[int, int]] = field(default_factory=dict)  # label: (+, -)
 
 
 @dataclass(frozen=True)
@@ -129,9 +133,18 @@ def _literal(text: str) -> str:
 
 
 def snapshot_chunks(
-    lake: LakeLocation, parquet: Path, message: str, info: dict[str, object]
+    lake: LakeLocation,
+    parquet: Path,
+    message: str,
+    info: dict[str, object],
+    labels: Sequence[str] = (),
 ) -> Snapshot:
-    """Make the lake's chunks equal the Parquet file's, in one snapshot; return it."""
+    """Make the lake's chunks equal the Parquet file's, in one snapshot; return it.
+
+    The commit's extra info is ``info`` plus ``versions_changed``: the documentation versions
+    whose chunks this snapshot adds or removes, in the order of ``labels`` (then any other label,
+    such as a version that left the configuration).
+    """
     con = connect(extensions=("ducklake",))
     try:
         lake.attach(con)
@@ -142,26 +155,44 @@ def snapshot_chunks(
         )
         con.execute("CREATE TEMP TABLE incoming AS SELECT * FROM read_parquet(?)", [str(parquet)])
         con.execute("BEGIN")
+        columns = [d[0] for d in con.execute(f"FROM {LAKE_ALIAS}.chunks LIMIT 0").description]
+        if "version" not in columns:  # a lake from before documentation versions
+            con.execute(f"ALTER TABLE {LAKE_ALIAS}.chunks ADD COLUMN version VARCHAR")
+        by_version = _changes_by_version(con)
+        changed = [label for label in labels if label in by_version]
+        changed += sorted(str(v) for v in by_version if v is not None and v not in labels)
         removed = con.execute(
             f"DELETE FROM {LAKE_ALIAS}.chunks WHERE chunk_id NOT IN (SELECT chunk_id FROM incoming)"
         ).fetchone()[0]
         added = con.execute(
-            f"INSERT INTO {LAKE_ALIAS}.chunks SELECT * REPLACE (embedding::FLOAT[] AS embedding) "
+            f"INSERT INTO {LAKE_ALIAS}.chunks BY NAME SELECT * REPLACE (embedding::FLOAT[] AS embedding) "
             f"FROM incoming WHERE chunk_id NOT IN (SELECT chunk_id FROM {LAKE_ALIAS}.chunks)"
         ).fetchone()[0]
         con.execute(
             f"CALL {LAKE_ALIAS}.set_commit_message('docbuild', ?, extra_info => ?)",
-            [message, json.dumps(info, default=str)],
+            [message, json.dumps({**info, "versions_changed": changed}, default=str)],
         )
         con.execute("COMMIT")
         snapshot_id = con.execute(f"FROM {LAKE_ALIAS}.current_snapshot()").fetchone()[0]
-        return Snapshot(int(snapshot_id), int(added), int(removed))
+        return Snapshot(int(snapshot_id), int(added), int(removed), changed, by_version)
     except BaseException:
         with contextlib.suppress(duckdb.Error):
             con.execute("ROLLBACK")
         raise
     finally:
         con.close()
+
+
+def _changes_by_version(con: duckdb.DuckDBPyConnection) -> dict[str | None, tuple[int, int]]:
+    """Chunks the build adds and removes, per documentation version (None: unversioned)."""
+    rows = con.execute(
+        f"SELECT version, count(*) FILTER (WHERE side = '+'), count(*) FILTER (WHERE side = '-') "
+        f"FROM (SELECT version, '+' AS side FROM incoming WHERE chunk_id NOT IN "
+        f"(SELECT chunk_id FROM {LAKE_ALIAS}.chunks) UNION ALL SELECT version, '-' FROM "
+        f"{LAKE_ALIAS}.chunks WHERE chunk_id NOT IN (SELECT chunk_id FROM incoming)) "
+        "GROUP BY version"
+    ).fetchall()
+    return {version: (int(plus), int(minus)) for version, plus, minus in rows}
 
 
 def _read_only_lake(lake: LakeLocation) -> duckdb.DuckDBPyConnection:

@@ -61,6 +61,8 @@ def materialize(
                 [snapshot_id],
             )
             con.execute(f"DETACH {LAKE_ALIAS}")
+            # a snapshot from before documentation versions: every chunk is unversioned
+            con.execute("ALTER TABLE chunks ADD COLUMN IF NOT EXISTS version VARCHAR")
             con.execute("ALTER TABLE chunks ADD PRIMARY KEY (chunk_id)")
             con.execute("SET hnsw_enable_experimental_persistence = true")
             con.execute(
@@ -77,6 +79,8 @@ def materialize(
                 ).fetchone()[0],
             }
             info = {
+                "versions": [],  # unversioned, unless the build says otherwise
+                "default_version": None,
                 **build_info,
                 "snapshot_id": snapshot_id,
                 "chunk_count": counts["chunks"],

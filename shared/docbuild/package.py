@@ -100,11 +100,24 @@ def render_readme(server_root: Path, name: str, info: dict[str, Any]) -> Path:
             "documents": str(info.get("document_count", "?")),
             "model": str(info.get("model_id", "?")),
             "quality": _quality(info.get("eval")),
+            "versions": _versions(info),
         },
     )
     path = server_root / "README.md"
     path.write_text(text)
     return path
+
+
+def _versions(info: dict[str, Any]) -> str:
+    """A line naming the documentation versions (empty for a server without versions)."""
+    versions = info.get("versions") or []
+    if not versions:
+        return ""
+    listed = ", ".join(f"{v.get('label')} ({v.get('chunks')} passages)" for v in versions)
+    return (
+        f"\nIt holds {len(versions)} versions of the documentation, oldest first: {listed}; "
+        f"searches answer from {info.get('default_version')} unless asked for another one.\n"
+    )
 
 
 def _quality(report: Any) -> str:

@@ -19,7 +19,7 @@ from tqdm import tqdm
 
 from docbuild import __version__
 from docbuild.chunker import Chunk, Chunker, fence_balanced, text_hash
-from docbuild.config import ProcessingConfig
+from docbuild.config import DocVersion, ProcessingConfig
 from docbuild.consolidate import chunks_table, write_parquet
 from docbuild.discover import SourceFile, discover_sources
 from docbuild.documents import Document, FileProblem, SkipFile
@@ -67,6 +67,34 @@ class Hygiene:
 
 
 @dataclass
+class VersionReport:
+    """One documentation version's part of a build (a versioned server has one per version)."""
+
+    label: str
+    source_path: str
+    source_revision: str | None = None
+    files: int = 0
+    files_unchanged: int = 0
+    documents: int = 0
+    documents_unchanged: int = 0
+    chunks: int = 0
+    # its texts the cache lacked (a text new to two versions counts in both)
+    embedded: int = 0
+    added: int = 0  # chunks the snapshot added to this version
+    removed: int = 0
+
+    def info(self) -> dict[str, object]:
+        """Its entry in ``build_info.versions``."""
+        return {
+            "label": self.label,
+            "documents": self.documents,
+            "chunks": self.chunks,
+            "source_path": self.source_path,
+            "source_revision": self.source_revision,
+        }
+
+
+@dataclass
 class BuildReport:
     """What a build did, for the summary and for tests."""
 
@@ -83,6 +111,12 @@ class BuildReport:
     seconds: dict[str, float] = field(default_factory=dict)
     hygiene: Hygiene | None = None
     snapshot: Snapshot | None = None
+    versions: list[VersionReport] = field(default_factory=list)  # empty when unversioned
+    default_version: str | None = None
+
+    def version(self, label: str | None) -> VersionReport | None:
+        """The report of documentation version ``label`` (None when unversioned)."""
+        return next((v for v in self.versions if v.label == label), None)
 
     @property
     def skipped(self) -> list[FileProblem]:
@@ -165,26 +199,23 @@ class Build:
     def run(self) -> BuildReport:
         """Run every stage; raises :class:`BuildError` on the first failure."""
         config = self.config
+        versions = config.doc_versions()
+        self.report.default_version = config.default_label
         with self.stage("discover"):
-            if not config.source.path.exists() and config.source.git_url:
-                log(f"source {config.source.path} not synced yet: syncing it first")
-                sync_source(config)
-            if not config.source.path.exists():
+            groups = [(version, self.discover(version)) for version in versions]
+            self.report.files = sum(len(files) for _, files in groups)
+        with self.stage("preprocess"):
+            documents = self.preprocess(groups)
+        for version, files in groups:
+            counted = self.report.version(version.label)
+            if not (counted.documents if counted else documents):
+                of = f" of version {version.label}" if version.label else ""
                 raise BuildError(
-                    f"source folder {config.source.path} does not exist: fix source.path in "
+                    f"no documents to index{of}: {len(files)} file(s) found under "
+                    f"{version.config.source.path} ({len(self.report.skipped)} skipped). Check "
+                    f"{version.key}, include and format in "
                     f"{config.server_root / 'config' / 'processing_config.yaml'}"
                 )
-            files, problems = discover_sources(config)
-            self.report.problems.extend(problems)
-            self.report.files = len(files)
-        with self.stage("preprocess"):
-            documents = self.preprocess(files)
-        if not documents:
-            raise BuildError(
-                f"no documents to index: {len(files)} file(s) found under {config.source.path}"
-                f" ({len(self.report.skipped)} skipped). Check source.path, include and format in "
-                f"{config.server_root / 'config' / 'processing_config.yaml'}"
-            )
         counter = TokenCounter(config.embedding.model_path)
         with self.stage("chunk"):
             chunker = Chunker(counter, config.chunking)
@@ -192,13 +223,15 @@ class Build:
                 config.work_dir / "cache" / "chunks.pickle",
                 [vars(config.chunking), counter.path.read_bytes()],
             )
-            chunks = [
-                chunk
-                for doc in progress(documents, desc="chunk", unit="doc")
-                for chunk in cache.get(
-                    content_key(doc), lambda doc=doc: chunker.chunk_document(doc)
-                )
-            ]
+            chunks: list[Chunk] = []
+            for doc in progress(documents, desc="chunk", unit="doc"):
+                reused = cache.reused
+                found = cache.get(content_key(doc), lambda doc=doc: chunker.chunk_document(doc))
+                chunks += found
+                version = self.report.version(doc.version)
+                if version is not None:
+                    version.documents_unchanged += cache.reused - reused
+                    version.chunks += len(found)
             cache.save()
             self.report.documents_unchanged = cache.reused
             self.report.chunks = len(chunks)
@@ -213,7 +246,7 @@ class Build:
             parquet = write_parquet(
                 chunks_table(chunks, embeddings), config.work_dir / "chunks.parquet"
             )
-        info = self.build_info(embedder, files, documents)
+        info = self.build_info(embedder)
         info["chunk_count"], info["document_count"] = len(chunks), len(documents)
         info["probe_text"], info["probe_vector"] = (
             PROBE_TEXT,
@@ -221,14 +254,30 @@ class Build:
         )
         with self.stage("snapshot"):
             message = f"build of {config.name}: {len(documents)} documents, {len(chunks)} chunks"
-            self.report.snapshot = snapshot_chunks(lake_location(config), parquet, message, info)
+            if self.report.versions:
+                message += f" in {len(self.report.versions)} versions"
+            self.report.snapshot = snapshot_chunks(
+                lake_location(config),
+                parquet,
+                message,
+                info,
+                [v.label for v in self.report.versions],
+            )
+            for version in self.report.versions:
+                version.added, version.removed = self.report.snapshot.by_version.get(
+                    version.label, (0, 0)
+                )
         with self.stage("materialise"):
             materialize(
                 lake_location(config),
                 self.report.snapshot.snapshot_id,
                 config.database_path,
                 embeddings.shape[1],
-                {**info, "built_at": datetime.now(UTC).isoformat(timespec="seconds")},
+                {
+                    **info,
+                    "versions_changed": self.report.snapshot.versions_changed,
+                    "built_at": datetime.now(UTC).isoformat(timespec="seconds"),
+                },
                 self.evaluate if config.eval.queries or config.eval.beir else None,
             )
         with self.stage("package"):
@@ -262,6 +311,17 @@ class Build:
             install_runtime(config.server_root, config.name)
             self.render(config)
         self.report.chunks, self.report.documents = counts["chunks"], counts["documents"]
+        self.report.default_version = info.get("default_version")
+        self.report.versions = [
+            VersionReport(
+                str(v["label"]),
+                str(v.get("source_path")),
+                v.get("source_revision"),
+                documents=int(v.get("documents", 0)),
+                chunks=int(v.get("chunks", 0)),
+            )
+            for v in info.get("versions") or []
+        ]
         return self.report
 
     def evaluate(self, database: Path) -> dict[str, object]:
@@ -319,48 +379,84 @@ class Build:
         self._embedder.check()
         return self._embedder
 
-    def preprocess(self, files: list[SourceFile]) -> list[Document]:
-        """Parse every file; a file that fails is reported and skipped, the build goes on."""
+    def discover(self, version: DocVersion) -> list[SourceFile]:
+        """The files of one documentation version (syncing a git source that is not there yet);
+        a version whose folder is missing fails the build, naming the config key to fix."""
+        config, source = self.config, version.config.source
+        of = f" of version {version.label}" if version.label else ""
+        if not source.path.exists() and source.git_url:
+            log(f"source {source.path}{of} not synced yet: syncing it first")
+            sync_source(version.config, version.label)
+        if not source.path.exists():
+            raise BuildError(
+                f"source folder {source.path}{of} does not exist: fix {version.key} in "
+                f"{config.server_root / 'config' / 'processing_config.yaml'}"
+            )
+        files, problems = discover_sources(version.config)
+        self.report.problems.extend(labelled(problems, version.label))
+        if version.label is not None:
+            self.report.versions.append(
+                VersionReport(
+                    version.label,
+                    str(source.path),
+                    source_revision(source.path),
+                    files=len(files),
+                )
+            )
+        return files
+
+    def preprocess(self, groups: list[tuple[DocVersion, list[SourceFile]]]) -> list[Document]:
+        """Parse every file of every version; a file that fails is reported and skipped, the
+        build goes on. Parsed files are cached by version, URL settings, path and bytes."""
         documents: list[Document] = []
         seen: set[str] = set()
         config = self.config
         cache: StepCache[Parsed] = StepCache(
             config.work_dir / "cache" / "documents.pickle",
-            [
-                config.format,
-                config.url_base,
-                config.url_suffix,
-                vars(config.html),
-                vars(config.jsonl),
-            ],
+            [config.format, vars(config.html), vars(config.jsonl)],
         )
-        for file in progress(files, desc="preprocess", unit="file"):
-            try:
-                key = content_key(file.relative, file.path.read_bytes())
-            except OSError as exc:
-                self.report.problems.append(FileProblem(file.relative, f"cannot read file: {exc}"))
-                continue
-            parsed = cache.get(key, lambda file=file: self.parse(file), Parsed.unchanged)
-            self.report.problems.extend(parsed.problems)
-            for doc in parsed.documents:
-                if doc.document_id in seen:
-                    self.report.problems.append(
-                        FileProblem(
+        for version, files in groups:
+            report = self.report.version(version.label)
+            reused, count = cache.reused, len(documents)
+            view = version.config
+            for file in progress(files, desc="preprocess", unit="file"):
+                try:
+                    data = file.path.read_bytes()
+                except OSError as exc:
+                    problem = FileProblem(file.relative, f"cannot read file: {exc}")
+                    self.report.problems.extend(labelled([problem], version.label))
+                    continue
+                key = content_key(
+                    version.label, view.url_base, view.url_suffix, file.relative, data
+                )
+                parsed = cache.get(
+                    key,
+                    lambda file=file, version=version: self.parse(file, version),
+                    Parsed.unchanged,
+                )
+                self.report.problems.extend(labelled(parsed.problems, version.label))
+                for doc in parsed.documents:
+                    if doc.document_id in seen:
+                        problem = FileProblem(
                             file.relative, f"duplicate document id {doc.document_id!r}; skipped"
                         )
-                    )
-                    continue
-                seen.add(doc.document_id)
-                documents.append(doc)
+                        self.report.problems.extend(labelled([problem], version.label))
+                        continue
+                    seen.add(doc.document_id)
+                    documents.append(doc)
+            if report is not None:
+                report.files_unchanged = cache.reused - reused
+                report.documents = len(documents) - count
         cache.save()
         self.report.files_unchanged = cache.reused
         self.report.documents = len(documents)
         return documents
 
-    def parse(self, file: SourceFile) -> Parsed:
-        """One file's documents and problems; a file that cannot be used gives no documents."""
+    def parse(self, file: SourceFile, version: DocVersion) -> Parsed:
+        """One file's documents and problems; a file that cannot be used gives no documents.
+        A versioned server's document ids start with the version's label."""
         try:
-            processor = processor_for(file.path, self.config)
+            processor = processor_for(file.path, version.config)
             docs, problems = processor.process(file.path, file.relative)
         except SkipFile as exc:
             return Parsed.of([], [FileProblem(file.relative, str(exc))], exc.dependencies)
@@ -368,6 +464,9 @@ class Build:
             return Parsed([], [FileProblem(file.relative, f"could not be parsed: {exc!r}")])
         if not docs and not problems:
             problems = [FileProblem(file.relative, "no text content")]
+        if version.label is not None:
+            for doc in docs:
+                doc.document_id, doc.version = f"{version.label}/{doc.document_id}", version.label
         return Parsed.of(docs, problems, [d for doc in docs for d in doc.dependencies])
 
     def embed(self, chunks: list[Chunk], embedder: Embedder) -> np.ndarray:
@@ -380,6 +479,11 @@ class Build:
             missing = sorted((h for h in texts if h not in vectors), key=lambda h: len(texts[h]))
             self.report.cached = len(texts) - len(missing)
             self.report.embedded = len(missing)
+            if self.report.versions:
+                lacking = set(missing)
+                for version in self.report.versions:
+                    own = {c.content_hash for c in chunks if c.version == version.label}
+                    version.embedded = len(own & lacking)
             texts[probe] = PROBE_TEXT
             if probe not in vectors:
                 missing.append(probe)
@@ -395,11 +499,10 @@ class Build:
             cache.close()
         return np.stack([vectors[c.content_hash] for c in chunks]).astype(np.float32)
 
-    def build_info(
-        self, embedder: Embedder, files: list[SourceFile], documents: list[Document]
-    ) -> dict[str, object]:
+    def build_info(self, embedder: Embedder) -> dict[str, object]:
         """What the runtime needs to know about this build (stored in ``build_info``)."""
         config = self.config
+        default = self.report.version(self.report.default_version)
         return {
             "name": config.name,
             "tool_version": __version__,
@@ -413,14 +516,26 @@ class Build:
             "metric": "cosine",
             "max_seq_length": config.chunking.max_tokens,
             "chunking": vars(config.chunking),
+            # a versioned server's source is its default version's; each version's is in versions
             "source_path": str(config.source.path),
-            "source_revision": source_revision(config.source.path),
-            "file_count": len(files),
+            "source_revision": (
+                default.source_revision if default else source_revision(config.source.path)
+            ),
+            "versions": [v.info() for v in self.report.versions],  # oldest first
+            "default_version": self.report.default_version,
+            "file_count": self.report.files,
             "skipped_count": len(self.report.skipped),
             "config_hash": hashlib.sha256(
                 json.dumps(config.raw, sort_keys=True, default=str).encode()
             ).hexdigest(),
         }
+
+
+def labelled(problems: list[FileProblem], label: str | None) -> list[FileProblem]:
+    """``problems`` with their paths prefixed by the version's label (as is when unversioned)."""
+    if label is None:
+        return problems
+    return [FileProblem(f"{label}/{p.path}", p.reason, p.skipped) for p in problems]
 
 
 def measure_hygiene(chunks: list[Chunk], counter: TokenCounter, limit: int) -> Hygiene:
@@ -445,9 +560,24 @@ def format_summary(report: BuildReport) -> str:
         f"{report.documents} ({report.documents_unchanged} unchanged), chunks {report.chunks} "
         f"(embedded {report.embedded}, from cache {report.cached})",
     ]
+    for v in report.versions:
+        line = f"  version {v.label}{' (default)' if v.label == report.default_version else ''}: "
+        if report.snapshot is None:  # a rollback: counts from the snapshot's build
+            lines.append(f"{line}documents {v.documents}, chunks {v.chunks}")
+            continue
+        lines.append(
+            f"{line}files {v.files} ({v.files_unchanged} unchanged), documents {v.documents} "
+            f"({v.documents_unchanged} unchanged), chunks {v.chunks} (embedded {v.embedded}); "
+            f"+{v.added} / -{v.removed}"
+        )
     if report.snapshot:
         s = report.snapshot
-        lines.append(f"  DuckLake snapshot {s.snapshot_id}: +{s.added} / -{s.removed} chunks")
+        changed = ""
+        if report.versions:
+            changed = f"; doc versions changed: {', '.join(s.versions_changed) or 'none'}"
+        lines.append(
+            f"  DuckLake snapshot {s.snapshot_id}: +{s.added} / -{s.removed} chunks{changed}"
+        )
     if report.hygiene:
         h = report.hygiene
         lines.append(

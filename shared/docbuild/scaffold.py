@@ -7,7 +7,7 @@ import os
 import shutil
 from pathlib import Path
 
-from docbuild.config import NAME_PATTERN, project_root, server_root, underscored
+from docbuild.config import NAME_PATTERN, check_label, project_root, server_root, underscored
 from docbuild.processors import FORMATS
 
 TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
@@ -32,6 +32,77 @@ def portable_path(path: Path, root: Path) -> str:
     return str(path)
 
 
+def indent(lines: list[str], width: int) -> list[str]:
+    """``lines`` indented by ``width`` spaces (blank lines stay blank)."""
+    return [" " * width + line if line.strip() else "" for line in lines]
+
+
+def source_lines(
+    root: Path,
+    source: str | None,
+    git_url: str | None,
+    git_ref: str | None,
+    git_subfolder: str | None,
+    git_path: str,
+) -> list[str]:
+    """The body of a ``source:`` mapping (unindented, with its comments): a local folder read in
+    place, or a git repository synced into ``git_path``."""
+    if bool(source) == bool(git_url):
+        raise ScaffoldError("give exactly one source: --source PATH or --git URL")
+    if source:
+        path = Path(source).expanduser().resolve()
+        if not path.exists():
+            raise ScaffoldError(f"source path does not exist: {source}")
+        return [
+            "# Your folder (or a single JSONL file), read in place at every build: edits,",
+            "# new files and deletions there reach the next build and `watch`.",
+            f"path: {json.dumps(portable_path(path, root))}",
+        ]
+    return [
+        "# Filled from the repository below by tools/sync_documentation.sh (the first",
+        "# build syncs it too); sync again to pick up upstream changes.",
+        f"path: {git_path}",
+        "git:",
+        f"  url: {git_url}",
+        f"  ref: {git_ref or 'null'}",
+        f"  subfolder: {git_subfolder or 'null'}",
+    ]
+
+
+def versions_header(name: str) -> list[str]:
+    """The comment and key that open a ``versions:`` list."""
+    return [
+        "# Documentation versions, oldest first. Each is indexed with the settings below; searches",
+        "# answer from the default version unless asked for another one (or all). Add a version:",
+        f"# tools/add_version.sh {name} LABEL --source PATH (or --git URL [--ref R] [--subfolder D])",
+        "versions:",
+    ]
+
+
+DEFAULT_VERSION_LINE = (
+    "default_version: null  # the version searched when none is asked for; null: the last one"
+)
+
+
+def version_entry(
+    label: str,
+    body: list[str],
+    url_base: str | None = None,
+    url_suffix: str | None = None,
+    explain_url: bool = False,
+) -> list[str]:
+    """One item of ``versions:`` (unindented): its label, its ``source:`` body, URL overrides."""
+    lines = [f"- label: {json.dumps(label)}", "  source:", *indent(body, 4)]
+    if url_base:
+        lines.append(f"  url_base: {json.dumps(url_base)}")
+    elif explain_url:
+        lines.append("  url_base: null     # null: the url_base below; set it when this version")
+        lines.append("                     # is published elsewhere (url_suffix likewise)")
+    if url_suffix is not None:
+        lines.append(f"  url_suffix: {json.dumps(url_suffix)}")
+    return lines
+
+
 def scaffold(
     name: str,
     source: str | None = None,
@@ -42,8 +113,13 @@ def scaffold(
     git_subfolder: str | None = None,
     root: Path | None = None,
     url_suffix: str = "",
+    version: str | None = None,
 ) -> Path:
-    """Create the server folder; raises :class:`ScaffoldError` on a bad name or source."""
+    """Create the server folder; raises :class:`ScaffoldError` on a bad name or source.
+
+    With ``version``, the source is the first entry of ``versions:`` labelled ``version``
+    (``tools/add_version.sh`` adds more); without it, the server is unversioned.
+    """
     root = root or project_root()
     if not NAME_PATTERN.match(name):
         raise ScaffoldError(
@@ -55,32 +131,23 @@ def scaffold(
     target = server_root(name, root)
     if target.exists():
         raise ScaffoldError(f"servers/{name} already exists; pick another name or remove it first")
-    if bool(source) == bool(git_url):
-        raise ScaffoldError("give exactly one source: --source PATH or --git URL")
-    if source:
-        path = Path(source).expanduser().resolve()
-        if not path.exists():
-            raise ScaffoldError(f"source path does not exist: {source}")
-        source_block = (
-            "  # Your folder (or a single JSONL file), read in place at every build: edits,\n"
-            "  # new files and deletions there reach the next build and `watch`.\n"
-            f"  path: {json.dumps(portable_path(path, root))}\n"
-        )
+    git_path = "${PROJECT_ROOT}/source-documentation/${MCP_NAME}"
+    if version is not None:
+        version = check_label(version, "--version")
+        git_path += f"/{version}"
+    body = source_lines(root, source, git_url, git_ref, git_subfolder, git_path)
+    if version is None:
+        block = ["source:", *indent(body, 2)]
     else:
-        source_block = (
-            "  # Filled from the repository below by tools/sync_documentation.sh (the first\n"
-            "  # build syncs it too); sync again to pick up upstream changes.\n"
-            "  path: ${PROJECT_ROOT}/source-documentation/${MCP_NAME}\n"
-            f"  git:\n    url: {git_url}\n    ref: {git_ref or 'null'}\n"
-            f"    subfolder: {git_subfolder or 'null'}\n"
-        )
+        entry = version_entry(version, body, explain_url=True)
+        block = [*versions_header(name), *indent(entry, 2), DEFAULT_VERSION_LINE]
     values = {
         "name": name,
         "name_underscored": underscored(name),
         "format": fmt,
         "url_base": url_base or "null",
         "url_suffix": url_suffix,
-        "source_block": source_block,
+        "source_block": "\n".join(block) + "\n",
     }
     staging = target.with_name(f".{name}.tmp")
     shutil.rmtree(staging, ignore_errors=True)

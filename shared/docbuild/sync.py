@@ -72,12 +72,16 @@ def _replace_dir(staged: Path, target: Path) -> None:
     shutil.rmtree(old, ignore_errors=True)
 
 
-def sync_source(config: ProcessingConfig) -> dict[str, str | None]:
-    """Clone the git source into ``config.source.path``; returns what was recorded."""
+def sync_source(config: ProcessingConfig, label: str | None = None) -> dict[str, str | None]:
+    """Clone the git source into ``config.source.path``; returns what was recorded.
+
+    ``config`` is the server's (or one documentation version's, with its ``label``, from
+    :meth:`ProcessingConfig.doc_versions`)."""
     source = config.source
     if not source.git_url:
+        which = f"{config.name} version {label}" if label else config.name
         raise NothingToSync(
-            f"{config.name} reads {source.path} in place at every build; nothing to sync "
+            f"{which} reads {source.path} in place at every build; nothing to sync "
             "(only git sources are synced)"
         )
     target = source.path

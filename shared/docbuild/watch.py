@@ -36,9 +36,15 @@ class Changes:
 
 
 def snapshot(config: ProcessingConfig) -> State:
-    """The files a build of ``config`` would read, and its config file, with mtime and size."""
-    files, _ = discover_sources(config)
-    paths = {f.relative: f.path for f in files}
+    """The files a build of ``config`` would read (of every documentation version, a version's
+    prefixed with its label), and its config file, with mtime and size."""
+    paths: dict[str, Path] = {}
+    for version in config.doc_versions():
+        if not version.config.source.path.exists():  # the build says which and why
+            continue
+        files, _ = discover_sources(version.config)
+        prefix = f"{version.label}/" if version.label else ""
+        paths.update({prefix + f.relative: f.path for f in files})
     paths["(config) processing_config.yaml"] = (
         config.server_root / "config" / "processing_config.yaml"
     )
@@ -75,13 +81,14 @@ class Watcher:
     def run(self) -> None:
         """Watch until interrupted."""
         config = load_processing_config(self.name)
-        synced = config.source.path.exists()
+        folders = [v.config.source.path for v in config.doc_versions()]
+        synced = all(folder.exists() for folder in folders)
         state = snapshot(config) if synced else {}
         self.build()
         if not synced:  # the first build synced the sources
             state = snapshot(config)
         log(
-            f"watching {config.source.path} (every {self.interval:g} s, "
+            f"watching {', '.join(map(str, folders))} (every {self.interval:g} s, "
             f"building once changes settle for {self.debounce:g} s); Ctrl-C stops"
         )
         while True:

@@ -11,18 +11,21 @@ from pathlib import Path
 from tokenizers import Tokenizer
 
 
+def overlap_length(first: str, second: str, longest: int = 4000) -> int:
+    """Characters of the longest suffix of ``first`` that starts ``second`` (0: none)."""
+    for size in range(min(len(first), len(second), longest), 0, -1):
+        if first.endswith(second[:size]):
+            return size
+    return 0
+
+
 def merge_overlapping(first: str, second: str, longest: int = 4000) -> str:
     """``first`` + ``second`` with the longest suffix of ``first`` that starts ``second`` said once."""
-    limit = min(len(first), len(second), longest)
-    for size in range(limit, 0, -1):
-        if first.endswith(second[:size]):
-            rest = second[size:]
-            return (
-                first + rest
-                if rest.startswith(("\n", " ")) or not rest
-                else f"{first} {rest.lstrip()}"
-            )
-    return f"{first}\n\n{second}"
+    size = overlap_length(first, second, longest)
+    if not size:
+        return f"{first}\n\n{second}"
+    rest = second[size:]
+    return first + rest if rest.startswith(("\n", " ")) or not rest else f"{first} {rest.lstrip()}"
 
 
 def merge_chunks(contents: list[str]) -> str:

@@ -16,17 +16,24 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
+from fastmcp.tools.base import ToolResult
+
+from docserve import __version__
+from docserve.answers import Answer, AnswerError, Answers
 from docserve.config import ServerSettings, load_settings
 from docserve.context import TokenCounter
 from docserve.query_embedder import QueryEmbedder
+from docserve.reading import DocumentAnswer, OutlineAnswer
+from docserve.render import CharCounter
 from docserve.rerank import make_reranker
-from docserve.search import SearchEngine, SearchInputError
+from docserve.search import SearchEngine, SearchResponse
 from docserve.store import ChunkStore, DatabaseError
 
-INSTRUCTIONS = """Search the {title} documentation.
-Use `search` with a natural-language question or exact identifiers (function names, flags, error
-messages); read `content` of the best results and cite their `url`. Use `get_chunk` to re-read one
-result by its `chunk_id`, and `stats` to see what the index holds and how it was built."""
+INSTRUCTIONS = """Search and read the {title} documentation.
+`search` finds passages for a question or exact identifiers (function names, flags, error
+messages); cite the URL under each result. Narrow it with `path` (a folder or glob) or `section`
+(heading words). `outline` lists the pages, or one page's headings; `get_document` reads a page or
+one section in order. `stats` says what the index holds and how it was built."""
 
 
 def file_identity(path: Path) -> tuple[int, int, int, int] | None:
@@ -157,26 +164,53 @@ def create_server(
     from fastmcp.exceptions import ResourceError, ToolError
 
     runtime = Runtime(settings, build_hint, model_dir)
-    title = settings.name
-    mcp = FastMCP(name=settings.name, instructions=INSTRUCTIONS.format(title=title), auth=auth)
+    counter = runtime.token_counter or CharCounter()
+    mcp = FastMCP(
+        name=settings.name,
+        instructions=instructions(settings.name, runtime.engine),
+        version=server_version(runtime.engine),
+        auth=auth,
+    )
     read_only = {"readOnlyHint": True, "openWorldHint": False}
 
-    def run_search(
-        query: str, top_k: int | None, mode: str, neighbors: int = 0, max_tokens: int | None = None
-    ) -> dict[str, Any]:
+    def answers() -> Answers:
+        return Answers(runtime.require(), counter, settings.max_response_tokens)
+
+    def reply(answer: Answer) -> ToolResult:
+        return ToolResult(content=answer.text, structured_content=answer.data)
+
+    def answer_search(query: str, **options: Any) -> Answer:
         try:
-            answer = runtime.require().search(query, top_k, mode, neighbors, max_tokens).to_dict()
-        except SearchInputError as exc:
+            answer = answers().search(query, **options)
+        except AnswerError as exc:
             raise ToolError(str(exc)) from None
         if runtime.rerank_error:  # configured but could not be loaded: say so in every answer
-            answer["notes"].append(runtime.rerank_error)
-            answer["degraded"] = True
+            answer.data["notes"].append(runtime.rerank_error)
+            answer.data["degraded"] = True
+            answer.text = f"> {runtime.rerank_error}\n\n{answer.text}"
         return answer
 
-    @mcp.tool(annotations=read_only)
+    def guarded(make: Any) -> Answer:
+        try:
+            return make()
+        except AnswerError as exc:
+            raise ToolError(str(exc)) from None
+
+    @mcp.tool(annotations=read_only, output_schema=schema_of(SearchResponse))
     def search(
         query: Annotated[str, "What to look for: a question, keywords, or exact identifiers."],
         top_k: Annotated[int, "How many results to return (1 to 50)."] = settings.search.top_k,
+        path: Annotated[
+            str | None,
+            "Only documents under this folder or matching this glob, e.g. 'guide/' or '**/install*'.",
+        ] = None,
+        section: Annotated[
+            str | None, "Only passages whose title or headings contain all these words."
+        ] = None,
+        version: Annotated[
+            str | None,
+            "Documentation version to search (default: the server's default); 'all' for every one.",
+        ] = None,
         mode: Annotated[
             Literal["hybrid", "vector", "keyword"],
             "hybrid (default) fuses meaning and keywords; keyword for exact names; vector for paraphrases.",
@@ -187,37 +221,59 @@ def create_server(
         max_tokens: Annotated[
             int | None, "Return the best results only until their content reaches this many tokens."
         ] = None,
-    ) -> dict[str, Any]:
-        """Search the documentation and return the best matching passages, best first.
+    ) -> ToolResult:
+        """Find passages that answer a question or mention a name, best first, each with its
+        title › headings and a URL to cite. Narrow with path, section or version. To read a
+        whole page or section in order, use get_document; to see what pages exist, use outline."""
+        options = {"top_k": top_k, "mode": mode, "neighbors": neighbors, "max_tokens": max_tokens}
+        return reply(answer_search(query, path=path, section=section, version=version, **options))
 
-        Each result has `content` (the passage, Markdown with code blocks intact), `title`,
-        `section_hierarchy` (headings leading to it), `url`/`section_url` to cite, `page` for PDFs,
-        `chunk_id` (for get_chunk), `score`, and `retrievers` (which searches found it, with ranks).
-        `degraded` and `notes` say when an answer was produced with less than the full search
-        (for example keyword-only because the embedding model is unavailable). With `neighbors`,
-        each hit's `content` includes the surrounding chunks (`chunk_range` says which); with
-        `max_tokens`, results are cut off once the budget is spent (`tokens` per result).
-        """
-        return run_search(query, top_k, mode, neighbors, max_tokens)
+    @mcp.tool(annotations=read_only, output_schema=schema_of(OutlineAnswer))
+    def outline(
+        path: Annotated[
+            str | None, "A page's path for its headings; a folder or glob to list its pages."
+        ] = None,
+        version: Annotated[
+            str | None, "Documentation version (default: the server's default)."
+        ] = None,
+        offset: Annotated[int, "Skip this many documents of the listing (to page on)."] = 0,
+    ) -> ToolResult:
+        """List the documentation's pages (path, title, sections), or with the path of one page
+        its heading tree. Use it to find where a topic lives before reading with get_document."""
+        return reply(guarded(lambda: answers().outline(path, version, offset)))
+
+    @mcp.tool(annotations=read_only, output_schema=schema_of(DocumentAnswer))
+    def get_document(
+        path: Annotated[str, "The page's path, as search results and outline give it."],
+        section: Annotated[
+            str | None, "A heading of the page: read only that section and its subsections."
+        ] = None,
+        version: Annotated[
+            str | None, "Documentation version (default: the server's default)."
+        ] = None,
+        offset: Annotated[int, "Continue from this chunk (the answer says where to go on)."] = 0,
+    ) -> ToolResult:
+        """Read a page, or one section of it, in order as Markdown. Long pages come in parts:
+        each part says the offset to continue from."""
+        return reply(guarded(lambda: answers().document(path, section, version, offset)))
 
     @mcp.tool(annotations=read_only)
-    def get_chunk(chunk_id: Annotated[str, "The chunk_id of a search result."]) -> dict[str, Any]:
-        """Return one passage by its `chunk_id` (from a search result), with its title, headings and URL."""
-        engine = runtime.require()
-        row = engine.store.rows([chunk_id]).get(chunk_id) if chunk_id else None
-        if row is None:
-            raise ToolError(f"no chunk with id {chunk_id!r}; use the chunk_id of a search result")
-        return row
+    def get_chunk(chunk_id: Annotated[str, "The chunk_id of a search result."]) -> ToolResult:
+        """Re-read one passage by the `chunk_id` of a search result (from its structured data)."""
+        return reply(guarded(lambda: answers().chunk(chunk_id)))
 
     @mcp.tool(annotations=read_only)
-    def stats() -> dict[str, Any]:
-        """Describe the index: counts, embedding model, build time, DuckLake snapshot, search settings,
-        and whether vector and keyword search are available right now."""
+    def stats() -> ToolResult:
+        """Describe the index: versions, counts, embedding model, build, search settings, and
+        whether vector and keyword search work right now."""
         engine = runtime.require()
-        return {
+        catalog = engine.store.catalog
+        data = {
             "name": settings.name,
             "database": str(settings.database),
             **engine.store.counts(),
+            "versions": catalog.versions,
+            "default_version": catalog.default_version,
             "build_info": engine.store.info,
             "query_embedder": engine.embedder.description,
             "vector_search": engine.model_mismatch is None and engine.embedder.last_error is None,
@@ -226,27 +282,85 @@ def create_server(
             "reranker_error": runtime.rerank_error,
             "reload_error": runtime.reload_error,
             "search_settings": asdict(settings.search),
+            "max_response_tokens": settings.max_response_tokens,
         }
+        return reply(Answer(describe_stats(data), data))
 
     scheme = settings.name
+
+    def resource(make: Any) -> str:
+        try:
+            return make()
+        except (ToolError, AnswerError) as exc:
+            raise ResourceError(str(exc)) from None
 
     @mcp.resource(f"{scheme}://search/{{query}}", mime_type="application/json")
     def search_resource(query: str) -> str:
         """Hybrid search results for `query` (top 5) as JSON."""
-        try:
-            return json.dumps(run_search(query, None, "hybrid"))
-        except ToolError as exc:
-            raise ResourceError(str(exc)) from None
+        return resource(lambda: json.dumps(answer_search(query).data))
 
     @mcp.resource(f"{scheme}://chunk/{{chunk_id}}", mime_type="application/json")
     def chunk_resource(chunk_id: str) -> str:
         """One passage by `chunk_id` as JSON."""
-        try:
-            return json.dumps(get_chunk(chunk_id))
-        except ToolError as exc:
-            raise ResourceError(str(exc)) from None
+        return resource(lambda: json.dumps(answers().chunk(chunk_id).data))
+
+    @mcp.resource(f"{scheme}://outline", mime_type="text/markdown")
+    def outline_resource() -> str:
+        """The documents of the default version (first page of the listing)."""
+        return resource(lambda: answers().outline().text)
+
+    @mcp.resource(f"{scheme}://outline/{{path*}}", mime_type="text/markdown")
+    def page_outline_resource(path: str) -> str:
+        """A page's heading tree (or a folder's pages), default version."""
+        return resource(lambda: answers().outline(path).text)
+
+    @mcp.resource(f"{scheme}://document/{{path*}}", mime_type="text/markdown")
+    def document_resource(path: str) -> str:
+        """A page in reading order (its first part), default version."""
+        return resource(lambda: answers().document(path).text)
 
     return mcp
+
+
+def schema_of(cls: type) -> dict[str, Any]:
+    """The JSON schema of a result dataclass (the tool's output schema)."""
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(cls).json_schema(mode="serialization")
+
+
+def server_version(engine: SearchEngine | None) -> str:
+    """This server's version: the runtime's, with the build it serves (``0.1.0+build.7``)."""
+    snapshot = engine.store.info.get("snapshot_id") if engine else None
+    return f"{__version__}+build.{snapshot}" if snapshot is not None else __version__
+
+
+def instructions(name: str, engine: SearchEngine | None) -> str:
+    """The server's instructions, naming the versions it holds."""
+    text = INSTRUCTIONS.format(title=name)
+    catalog = engine.store.catalog if engine else None
+    if catalog and catalog.several_versions:
+        text += (
+            f"\nIt holds several versions of the documentation: {catalog.describe_versions()}. "
+            "Answers come from the default unless you pass version (or 'all')."
+        )
+    return text
+
+
+def describe_stats(data: dict[str, Any]) -> str:
+    """The stats a model needs, in a few lines."""
+    info = data["build_info"]
+    lines = [
+        f"# {data['name']}: {data['documents']} documents, {data['chunks']} chunks",
+        f"built {info.get('built_at')} (snapshot {info.get('snapshot_id')}) with "
+        f"{info.get('model_id')}, {info.get('dimension')}-d",
+        f"vector search: {'on' if data['vector_search'] else 'off'}; keyword search: "
+        f"{'on' if data['keyword_search'] else 'off'}; reranker: {data['reranker']}",
+    ]
+    if data["versions"]:
+        lines.append(f"versions: {', '.join(data['versions'])} (default {data['default_version']})")
+    lines += [f"> {data[key]}" for key in ("reranker_error", "reload_error") if data[key]]
+    return "\n".join(lines)
 
 
 def main(name: str, server_root: Path, argv: list[str] | None = None) -> int:

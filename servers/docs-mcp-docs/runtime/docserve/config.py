@@ -13,6 +13,8 @@ from typing import Any
 from docserve.settings import SettingsError, apply_env_overrides, load_yaml, substitute
 
 FUSIONS = ("convex", "rrf")
+DEFAULT_RESPONSE_TOKENS = 4000  # clients warn at 10k tokens per tool answer and fail at 25k
+MIN_RESPONSE_TOKENS, MAX_RESPONSE_TOKENS = 500, 20000
 
 
 @dataclass
@@ -83,6 +85,21 @@ class ServerSettings:
     embedding: EmbedderSettings = field(default_factory=EmbedderSettings)
     rerank: RerankSettings = field(default_factory=RerankSettings)
     transport: TransportSettings = field(default_factory=TransportSettings)
+    max_response_tokens: int = DEFAULT_RESPONSE_TOKENS  # cap on each tool's text
+
+
+def response_cap(value: Any, source: Path) -> int:
+    """``max_response_tokens`` as an int within sensible bounds."""
+    try:
+        cap = int(value)
+    except (TypeError, ValueError):
+        cap = 0
+    if not MIN_RESPONSE_TOKENS <= cap <= MAX_RESPONSE_TOKENS:
+        raise SettingsError(
+            f"{source}: max_response_tokens is {value!r}; use a number from "
+            f"{MIN_RESPONSE_TOKENS} to {MAX_RESPONSE_TOKENS} (default {DEFAULT_RESPONSE_TOKENS})"
+        )
+    return cap
 
 
 def _section(data: dict[str, Any], key: str, cls: type, source: Path) -> Any:
@@ -123,4 +140,7 @@ def load_settings(name: str, server_root: Path, config_path: Path | None = None)
         embedding=_section(data, "embedding", EmbedderSettings, path),
         rerank=_section(data, "rerank", RerankSettings, path),
         transport=_section(data, "transport", TransportSettings, path),
+        max_response_tokens=response_cap(
+            data.get("max_response_tokens", DEFAULT_RESPONSE_TOKENS), path
+        ),
     )

@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from docserve.catalog import FilterError
 from docserve.config import SearchSettings
 from docserve.context import TokenCounter, merge_chunks
 from docserve.query_embedder import EmbedderUnavailable, QueryEmbedder
@@ -23,6 +24,7 @@ Mode = Literal["hybrid", "vector", "keyword"]
 MODES: tuple[str, ...] = ("hybrid", "vector", "keyword")
 MODEL_MATCH_COSINE = 0.99
 MAX_NEIGHBORS = 5
+SUBSET_SHARE = 4  # a filter keeping under 1/4 of the rows scores just those (copying them)
 
 
 def min_max(candidates: list[tuple[int, float]]) -> list[tuple[int, float]]:
@@ -56,6 +58,7 @@ class SearchResult:
     retrievers: dict[str, int]  # retriever -> rank (1-based) in its own candidate list
     chunk_range: list[int] | None = None  # first and last chunk_index merged in (neighbours)
     tokens: int | None = None  # wordpieces of content (when a token budget was asked for)
+    version: str | None = None  # the documentation version (None on a server without versions)
 
 
 @dataclass
@@ -69,6 +72,8 @@ class SearchResponse:
     degraded: bool = False
     notes: list[str] = field(default_factory=list)
     took_ms: float = 0.0
+    version: str | None = None  # the version searched; None: every version (or none labelled)
+    filters: dict[str, str] = field(default_factory=dict)  # path and section, when given
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready form."""
@@ -96,18 +101,30 @@ class SearchEngine:
 
     # -- retrievers ---------------------------------------------------------------------------
 
-    def vector_candidates(self, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
-        """Top ``k`` rows by cosine similarity (exact)."""
-        scores = self.store.matrix @ vector
+    def vector_candidates(
+        self, vector: np.ndarray, k: int, mask: np.ndarray | None = None
+    ) -> list[tuple[int, float]]:
+        """Top ``k`` rows by cosine similarity (exact), among the rows ``mask`` keeps."""
+        rows = None if mask is None else np.flatnonzero(mask)
+        if rows is not None and len(rows) * SUBSET_SHARE < len(mask):
+            scores = self.store.matrix[rows] @ vector  # a small subset: score only its rows
+        else:  # copying most of the matrix would cost more than scoring all of it
+            scores = self.store.matrix @ vector
+            if rows is not None:
+                scores = scores[rows]
         k = min(k, len(scores))
         if k <= 0:
             return []
         top = np.argpartition(-scores, k - 1)[:k]
         top = top[np.argsort(-scores[top], kind="stable")]
-        return [(int(row), float(scores[row])) for row in top]
+        ids = top if rows is None else rows[top]
+        return [(int(row), float(score)) for row, score in zip(ids, scores[top], strict=True)]
 
-    def keyword_candidates(self, query: str, k: int) -> list[tuple[int, float]]:
-        """Top ``k`` rows by BM25; only rows that match at least one query term."""
+    def keyword_candidates(
+        self, query: str, k: int, mask: np.ndarray | None = None
+    ) -> list[tuple[int, float]]:
+        """Top ``k`` rows by BM25 among the rows ``mask`` keeps; only rows that match at least
+        one query term."""
         p = self.store.postings
         if p is None:
             return []
@@ -125,6 +142,8 @@ class SearchEngine:
             idf = np.log((n_docs - p.df[termid] + 0.5) / (p.df[termid] + 0.5) + 1.0)
             norm = tf + k1 * (1.0 - b + b * p.doc_len[rows] / p.avgdl)
             np.add.at(scores, rows, idf * tf * (k1 + 1.0) / norm)
+        if mask is not None:
+            scores[~mask] = 0.0
         matched = np.flatnonzero(scores > 0)
         if not len(matched):
             return []
@@ -180,15 +199,25 @@ class SearchEngine:
         mode: str = "hybrid",
         neighbors: int = 0,
         max_tokens: int | None = None,
+        path: str | None = None,
+        section: str | None = None,
+        version: str | None = None,
     ) -> SearchResponse:
         """Search; raises :class:`SearchInputError` for an unusable request.
 
+        ``path`` (a glob or folder prefix), ``section`` (words of the title or headings) and
+        ``version`` (a label, ``"all"``, or None for the default) narrow the rows before ranking.
         ``neighbors`` merges that many chunks before and after each hit (same document) into its
         content; ``max_tokens`` keeps the best results until their content reaches the budget.
         """
         started = time.perf_counter()
         notes: list[str] = []
         query, top_k = self._validate(query, top_k, mode, notes)
+        try:
+            version = self.store.catalog.resolve_version(version)
+            mask = self.store.catalog.mask(version, path, section)
+        except FilterError as exc:
+            raise SearchInputError(str(exc)) from None
         if not 0 <= neighbors <= MAX_NEIGHBORS:
             raise SearchInputError(
                 f"neighbors must be between 0 and {MAX_NEIGHBORS} (got {neighbors})"
@@ -203,16 +232,16 @@ class SearchEngine:
         if mode in ("hybrid", "vector"):
             vector = self.query_vector(query, notes)
             if vector is not None:
-                lists["vector"] = self.vector_candidates(vector, depth)
+                lists["vector"] = self.vector_candidates(vector, depth, mask)
             elif mode == "vector":
                 want_keyword = True
         if want_keyword:
             if self.store.postings is not None:
-                lists["keyword"] = self.keyword_candidates(query, depth)
+                lists["keyword"] = self.keyword_candidates(query, depth, mask)
             else:
                 notes.append("the database has no full-text index; answered by vector search only")
                 if mode == "keyword" and (vector := self.query_vector(query, notes)) is not None:
-                    lists["vector"] = self.vector_candidates(vector, depth)
+                    lists["vector"] = self.vector_candidates(vector, depth, mask)
         fused = self._fuse(lists)
         reranked = True
         if self.reranker is not None and fused:
@@ -227,7 +256,10 @@ class SearchEngine:
         ]
         degraded = not requested <= set(lists) or not reranked
         took = (time.perf_counter() - started) * 1000
-        return SearchResponse(query, mode, results, sorted(lists), degraded, notes, round(took, 2))
+        filters = {k: v for k, v in (("path", path), ("section", section)) if v}
+        return SearchResponse(
+            query, mode, results, sorted(lists), degraded, notes, round(took, 2), version, filters
+        )
 
     def _validate(
         self, query: str, top_k: int | None, mode: str, notes: list[str]
@@ -373,6 +405,7 @@ class SearchEngine:
                     page=data["page"],
                     chunk_index=data["chunk_index"],
                     retrievers=ranks,
+                    version=data["version"],
                 )
             )
         return results

@@ -18,6 +18,7 @@ from typing import Any
 import duckdb
 import numpy as np
 
+from docserve.catalog import Catalog
 from docserve.codeterms import code_terms
 from docserve.duck import connect
 
@@ -71,9 +72,7 @@ class ChunkStore:
         try:
             self.con = open_read_only(path)
             self.info = self._read_build_info()
-            rows = self.con.execute(
-                "SELECT chunk_id, embedding FROM chunks ORDER BY rowid"
-            ).fetchnumpy()
+            rows = self._read_rows()
         except (duckdb.Error, ValueError) as exc:
             raise DatabaseError(
                 f"database {path} cannot be read ({exc}); rebuild it with `{build_hint}`"
@@ -87,6 +86,33 @@ class ChunkStore:
         )
         self.lock = threading.Lock()
         self.postings = self._read_postings()
+        versions = [v["label"] for v in self.info.get("versions") or []] or sorted(
+            {v for v in rows["version"] if v}
+        )
+        default = self.info.get("default_version") or (versions[-1] if versions else None)
+        self.catalog = Catalog(rows, versions, default)
+        self.versions_by_row = rows["version"]
+
+    def _read_rows(self) -> dict[str, np.ndarray]:
+        """Per-row embedding and the metadata filters and outlines need, in row order."""
+        columns = {
+            name
+            for (name,) in self.con.execute(
+                "SELECT column_name FROM duckdb_columns() WHERE database_name = 'served' "
+                "AND table_name = 'chunks'"
+            ).fetchall()
+        }
+        version = "coalesce(version, '')" if "version" in columns else "''"
+        rows = self.con.execute(
+            "SELECT chunk_id, embedding, document_id, path, coalesce(title, '') AS title, "
+            "coalesce(url, '') AS url, coalesce(section_hierarchy, []) AS section_hierarchy, "
+            f"{version} AS version FROM chunks ORDER BY rowid"
+        ).fetchnumpy()
+        plain = {key: np.asarray(column) for key, column in rows.items()}
+        hierarchies = np.empty(len(plain["chunk_id"]), dtype=object)
+        hierarchies[:] = [tuple(h) for h in plain["section_hierarchy"]]
+        plain["section_hierarchy"] = hierarchies
+        return plain
 
     def _read_build_info(self) -> dict[str, Any]:
         rows = self.con.execute("SELECT key, value FROM build_info").fetchall()
@@ -154,7 +180,8 @@ class ChunkStore:
                 [chunk_ids],
             )
             names = [d[0] for d in cursor.description]
-            return {row[0]: dict(zip(names, row, strict=True)) for row in cursor.fetchall()}
+            found = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+        return {row["chunk_id"]: self._with_version(row) for row in found}
 
     def neighbours(self, document_id: str, low: int, high: int) -> list[dict[str, Any]]:
         """Chunks of ``document_id`` with ``low <= chunk_index <= high``, in order."""
@@ -165,7 +192,17 @@ class ChunkStore:
                 [document_id, low, high],
             )
             names = [d[0] for d in cursor.description]
-            return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+            found = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+        return [self._with_version(row) for row in found]
+
+    def document_rows(self, document_id: str) -> list[dict[str, Any]]:
+        """Every chunk of ``document_id``, in reading order."""
+        return self.neighbours(document_id, 0, 2**31 - 1)
+
+    def _with_version(self, row: dict[str, Any]) -> dict[str, Any]:
+        """``row`` with its documentation version (None on a server without versions)."""
+        row["version"] = str(self.versions_by_row[self.row_of[row["chunk_id"]]]) or None
+        return row
 
     def counts(self) -> dict[str, int]:
         """Chunk and document counts."""
