@@ -45,9 +45,7 @@ def main() -> None:
     def bare_model() -> float:
         """Seconds for the bare model to embed the same chunk texts, the same way."""
         files, _ = discover(config.source.path, fmt="mdx")
-        docs = [
-            d for f in files for d in processor_for(f.path).process(f.path, f.relative)[0]
-        ]
+        docs = [d for f in files for d in processor_for(f.path).process(f.path, f.relative)[0]]
         texts = sorted(
             {
                 c.embedding_text
