@@ -508,6 +508,9 @@ def test_outline_lists_documents_then_one_page(server: LiveClient, built: Built)
     ranges = [(s["first_chunk"], s["last_chunk"]) for s in page["sections"][1:]]
     assert ranges == sorted(ranges) and all(lo <= hi for lo, hi in ranges)
     assert "  - Polar alignment (chunk" in text and "get_document(path='guide/telescope.md'" in text
+    later = server.call("outline", offset=4)
+    assert [d["path"] for d in later.structured_content["documents"]] == paths[4:]
+    assert text_of(later).startswith(f"{len(paths)} document(s), from number 5:")
     folder = server.tool("outline", path="guide/")
     assert [d["path"] for d in folder["documents"]] == ["guide/telescope.md"]
     assert "no document matches 'nope/'" in server.error("outline", path="nope/")

@@ -23,6 +23,11 @@ from docserve.search import SearchEngine, SearchInputError
 OUTLINE_PAGE = 200  # documents per outline listing
 
 
+def braces(text: str) -> str:
+    """``text`` safe inside a ``str.format`` template."""
+    return text.replace("{", "{{").replace("}", "}}")
+
+
 class AnswerError(ValueError):
     """The request cannot be answered as asked; the message says why and what to do."""
 
@@ -103,17 +108,15 @@ class Answers:
         label = self._label(resolved)
         scope = {None: "", ALL_VERSIONS: " in every version"}.get(label, f" in version {label}")
         scope += f" under {path!r}" if path else ""
-        rendered = self.renderer.document_list(page, offset, len(documents), scope)
+        more = f"[More: outline(offset={{next}}{braces(self._args(path, version))})]"
+        rendered = self.renderer.document_list(page, offset, len(documents), scope, more)
         shown = page[: rendered.shown]
         next_offset = offset + len(shown) if offset + len(shown) < len(documents) else None
-        text = rendered.text
-        if next_offset is not None and rendered.shown == len(page):
-            text += f"\n[More: outline(offset={next_offset}{self._args(path, version)}).]"
         info = [
             DocumentInfo(d.path, d.title, d.version, d.url, d.sections, d.chunks) for d in shown
         ]
         answer = OutlineAnswer(label, info, len(documents), offset, next_offset)
-        return Answer(text, asdict(answer))
+        return Answer(rendered.text, asdict(answer))
 
     def _page_outline(self, doc: Any) -> Answer:
         rows = self.engine.store.document_rows(doc.document_id)
@@ -179,10 +182,8 @@ class Answers:
         if offset:
             head += f"\n(continued from chunk {offset} of {len(rows)})"
         args = f", section={section!r}" if section else ""
-        continuation = (
-            f"[Continues: get_document(path={doc.path!r}{args}{self._args(None, version)}, "
-            "offset={next})]"
-        )
+        call = f"get_document(path={doc.path!r}{args}{self._args(None, version)}"
+        continuation = f"[Continues: {braces(call)}, offset={{next}})]"
         rendered = self.renderer.document(head, [r["content"] for r in part], continuation, offset)
         shown = part[: rendered.shown]
         end = offset + len(shown)

@@ -215,24 +215,22 @@ class Renderer:
         return self.fit("", [f"{block}\n\n({where})"], "[cut at the answer limit]").text
 
     def document_list(
-        self, documents: list[DocumentEntry], offset: int, total: int, version_label: str
+        self, documents: list[DocumentEntry], offset: int, total: int, scope: str, more: str
     ) -> Rendered:
-        """The documents of a version, paged."""
-        head = (
-            f"{total} document(s){version_label}; showing {offset + 1}–{offset + len(documents)}:"
+        """One page of the document listing; ``more`` (with ``{next}``, the offset to go on
+        from) ends a listing that goes on, whether the page or the cap ended it."""
+        head = f"{total} document(s){scope}" + (
+            f", from number {offset + 1}:" if documents else f"; none from offset {offset}."
         )
-        if not documents:
-            head = f"{total} document(s){version_label}; none from offset {offset}."
         lines = [
             f"- {doc.path} — {doc.title or '(untitled)'} ({doc.sections} section(s))"
             f"{version_tag(doc.version, self.several_versions)}"
             for doc in documents
         ]
-        tail = (
-            "[{left} more on this page left out at the {cap}-token answer limit: call outline "
-            "with a larger offset, or with path to narrow the listing.]"
-        )
-        return self.fit_lines(head, lines, tail)
+        rendered = self.fit_lines(head, lines, more)
+        if offset + rendered.shown < total:
+            rendered.text += "\n" + more.format(next=offset + rendered.shown)
+        return rendered
 
     def page_outline(self, head: str, sections: list[Section], continuation: str) -> Rendered:
         """A page's heading tree, one indented line per heading with its chunk range."""
@@ -242,7 +240,12 @@ class Renderer:
             else f"{'  ' * (s.level - 1)}- {s.heading} (chunk {s.first_chunk})"
             for s in sections
         ]
-        return self.fit_lines(head, lines, continuation)
+        rendered = self.fit_lines(head, lines, continuation)
+        if rendered.shown < len(lines):
+            rendered.text += "\n" + continuation.format(
+                left=len(lines) - rendered.shown, cap=self.cap
+            )
+        return rendered
 
     def document(self, head: str, contents: list[str], continuation: str, offset: int) -> Rendered:
         """``head`` then the chunks' text merged in reading order (overlaps said once), as much
@@ -264,18 +267,16 @@ class Renderer:
         return Rendered("\n\n".join(parts), shown, cut, merged.strip())
 
     def fit_lines(self, head: str, lines: list[str], tail: str) -> Rendered:
-        """Like :meth:`fit` for one-line items (joined by single newlines)."""
-        budget = self.cap - self.counter.count(head) - self.counter.count(tail) - 8
+        """``head`` and the one-line items that fit with room left for ``tail`` (which the caller
+        appends when it needs it)."""
+        budget = self.cap - self.counter.count(head) - self.counter.count(tail) - 16
         shown, used = 0, 0
         for line in lines:
             used += self.counter.count(line) + 1
             if used > budget:
                 break
             shown += 1
-        text = "\n".join([head, *lines[:shown]])
-        if shown < len(lines):
-            text += "\n" + tail.format(left=len(lines) - shown, cap=self.cap)
-        return Rendered(text, shown)
+        return Rendered("\n".join([head, *lines[:shown]]), shown)
 
 
 def describe_scope(version: str | None, filters: dict[str, str]) -> str:
