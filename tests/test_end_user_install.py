@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -14,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO
+from docbuild.client_config import CLIENTS, client_config
 from docbuild.config import load_processing_config
 from docbuild.pipeline import Build
 from docbuild.scaffold import scaffold
@@ -42,6 +44,7 @@ def test_copied_folder_installs_from_requirements_and_answers(
     Build(config, embedder).run()
     built = config.server_root
     entry = claude_desktop_entry(built / "README.md")
+    readme = (built / "README.md").read_text()
     assert entry["command"] == str(built / ".venv" / "bin" / "python")
 
     copy = tmp_path / "elsewhere" / "user-docs"
@@ -81,3 +84,21 @@ def test_copied_folder_installs_from_requirements_and_answers(
     answer = asyncio.run(ask())
     assert answer["retrievers"] == ["keyword", "vector"] and not answer["degraded"]
     assert "cache_size" in answer["results"][0]["content"]
+    # every client's config for the copied folder launches that same command
+    for client in CLIENTS:
+        config = client_config("user-docs", copy, client)
+        if client == "claude-code":
+            assert shlex.split(config) == [
+                "claude",
+                "mcp",
+                "add",
+                "user-docs",
+                "--",
+                command,
+                *args,
+            ]
+            continue
+        servers = json.loads(config)["servers" if client == "vscode" else "mcpServers"]
+        assert servers["user-docs"]["command"] == command and servers["user-docs"]["args"] == args
+        assert client != "vscode" or servers["user-docs"]["type"] == "stdio"
+        assert f"```json\n{client_config('user-docs', built, client)}\n```" in readme

@@ -1,6 +1,8 @@
 """The shell tools, run as a maintainer runs them, against a throw-away project root."""
 
+import json
 import os
+import shlex
 import subprocess
 from pathlib import Path
 
@@ -164,3 +166,45 @@ def test_sync_offline_is_a_clear_error(project: Path):
         sync_source(load_processing_config("offline", project))
     result = tool("sync_documentation.sh", "offline", root=project)
     assert result.returncode == 1 and "could not fetch" in result.stderr
+
+
+def test_client_config_prints_each_clients_entry(project: Path, tmp_path: Path):
+    source = tmp_path / "docs"
+    source.mkdir()
+    (source / "a.md").write_text("# A\n\nText.\n")
+    env = {**os.environ, "DOCMCP_PROJECT_ROOT": str(project)}
+    docbuild = str(REPO / ".venv" / "bin" / "docbuild")
+    subprocess.run([docbuild, "scaffold", "my-docs", "--source", str(source)], env=env, check=True)
+    root = project / "servers" / "my-docs"
+    python, script = str(root / ".venv/bin/python"), str(root / "runtime/my_docs_server.py")
+
+    def config(*args: str) -> str:
+        run = subprocess.run(
+            [docbuild, "client-config", "my-docs", *args], env=env, capture_output=True, text=True
+        )
+        assert run.returncode == 0, run.stderr
+        return run.stdout
+
+    desktop = json.loads(config("--client", "claude-desktop"))["mcpServers"]["my-docs"]
+    assert desktop == {"command": python, "args": [script]}
+    assert json.loads(config("--client", "cursor"))["mcpServers"]["my-docs"] == desktop
+    vscode = json.loads(config("--client", "vscode"))["servers"]["my-docs"]
+    assert vscode == {"type": "stdio", **desktop}
+    assert shlex.split(config("--client", "claude-code")) == [
+        "claude",
+        "mcp",
+        "add",
+        "my-docs",
+        "--",
+        python,
+        script,
+    ]
+    uvx = json.loads(config("--client", "vscode", "--installed", "uvx"))["servers"]["my-docs"]
+    assert uvx == {"type": "stdio", "command": "uvx", "args": ["my-docs"]}
+    missing = subprocess.run(
+        [docbuild, "client-config", "nope", "--client", "vscode"],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert missing.returncode == 2 and "scaffold_new_mcp.sh nope" in missing.stderr

@@ -1,5 +1,5 @@
 """Command line: ``docbuild scaffold | add-version | sync | build | watch | versions | diff | ask |
-eval``.
+client-config | eval``.
 
 Exit codes: 0 success, 1 a stage failed, 2 bad arguments or configuration.
 """
@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 from docbuild import ask
+from docbuild.client_config import CLIENTS, INSTALLS, client_config
 from docbuild.config import ConfigError, ProcessingConfig, load_processing_config, server_root
 from docbuild.doc_versions import add_version
 from docbuild.lake import diff_snapshots, lake_location, list_snapshots
@@ -127,6 +128,18 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("old", type=int)
     p.add_argument("new", type=int)
 
+    p = commands.add_parser(
+        "client-config", help="what to paste into an MCP client to add server NAME"
+    )
+    p.add_argument("name")
+    p.add_argument("--client", required=True, choices=CLIENTS)
+    p.add_argument(
+        "--installed",
+        default="folder",
+        choices=INSTALLS,
+        help="folder: the server folder with its .venv (default); uvx: the published package",
+    )
+
     p = commands.add_parser("ask", help="query a built server through a real MCP client")
     p.add_argument("name")
     p.add_argument("query")
@@ -201,6 +214,10 @@ def main(argv: list[str] | None = None) -> int:
                 args.label_existing,
             )
             print(added.describe())
+            return 0
+        if args.command == "client-config":
+            config = load_processing_config(args.name)  # the server must exist
+            print(client_config(args.name, config.server_root, args.client, args.installed))
             return 0
         if args.command == "eval":
             return run_eval(args)

@@ -14,6 +14,7 @@ from typing import Any
 
 from docserve.encoder import file_sha256
 
+from docbuild.client_config import CLIENTS, client_config
 from docbuild.config import underscored
 from docbuild.scaffold import TEMPLATES, render
 
@@ -83,18 +84,17 @@ def bundle_model(model_dir: Path, server_root: Path) -> Path:
 
 
 def render_readme(server_root: Path, name: str, info: dict[str, Any]) -> Path:
-    """Write the server's README: install, run, Claude Desktop snippet, tools, build_info."""
-    script = (server_root / "runtime" / f"{underscored(name)}_server.py").resolve()
-    python = (server_root / ".venv" / "bin" / "python").resolve()
-    claude = {"mcpServers": {name: {"command": str(python), "args": [str(script)]}}}
+    """Write the server's README: install, run, client configs, tools, build_info."""
+    configs = {
+        client.replace("-", "_"): client_config(name, server_root, client) for client in CLIENTS
+    }
     shown = {k: v for k, v in info.items() if k not in ("probe_vector", "eval")}
     text = render(
         (TEMPLATES / "server_README.md").read_text(),
         {
             "name": name,
             "name_underscored": underscored(name),
-            "script": str(script),
-            "claude_json": json.dumps(claude, indent=2),
+            **configs,
             "build_info": json.dumps(shown, indent=2, default=str),
             "chunks": str(info.get("chunk_count", "?")),
             "documents": str(info.get("document_count", "?")),
