@@ -179,22 +179,19 @@ def create_server(
     def reply(answer: Answer) -> ToolResult:
         return ToolResult(content=answer.text, structured_content=answer.data)
 
-    def answer_search(query: str, **options: Any) -> Answer:
-        try:
-            answer = answers().search(query, **options)
-        except AnswerError as exc:
-            raise ToolError(str(exc)) from None
-        if runtime.rerank_error:  # configured but could not be loaded: say so in every answer
-            answer.data["notes"].append(runtime.rerank_error)
-            answer.data["degraded"] = True
-            answer.text = f"> {runtime.rerank_error}\n\n{answer.text}"
-        return answer
-
     def guarded(make: Any) -> Answer:
         try:
             return make()
         except AnswerError as exc:
             raise ToolError(str(exc)) from None
+
+    def answer_search(query: str, **options: Any) -> Answer:
+        answer = guarded(lambda: answers().search(query, **options))
+        if runtime.rerank_error:  # configured but could not be loaded: say so in every answer
+            answer.data["notes"].append(runtime.rerank_error)
+            answer.data["degraded"] = True
+            answer.text = f"> {runtime.rerank_error}\n\n{answer.text}"
+        return answer
 
     @mcp.tool(annotations=read_only, output_schema=schema_of(SearchResponse))
     def search(

@@ -91,7 +91,6 @@ class ChunkStore:
         )
         default = self.info.get("default_version") or (versions[-1] if versions else None)
         self.catalog = Catalog(rows, versions, default)
-        self.versions_by_row = rows["version"]
 
     def _read_rows(self) -> dict[str, np.ndarray]:
         """Per-row embedding and the metadata filters and outlines need, in row order."""
@@ -201,7 +200,8 @@ class ChunkStore:
 
     def _with_version(self, row: dict[str, Any]) -> dict[str, Any]:
         """``row`` with its documentation version (None on a server without versions)."""
-        row["version"] = str(self.versions_by_row[self.row_of[row["chunk_id"]]]) or None
+        code = self.catalog.row_versions[self.row_of[row["chunk_id"]]]
+        row["version"] = self.catalog.versions[code] if code >= 0 else None
         return row
 
     def counts(self) -> dict[str, int]:
