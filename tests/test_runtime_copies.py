@@ -1,7 +1,8 @@
 """Every server folder carries an exact copy of the runtime, and the runtime stands on its own.
 
 ``shared/runtime/docserve`` is the one source; a build copies it into ``servers/NAME/runtime``.
-Copies are checked wherever they exist: the ones committed to git, and any built locally.
+Git holds no copy (a server folder in git is only its configuration); copies are checked
+wherever a build made them.
 """
 
 from __future__ import annotations
@@ -22,8 +23,8 @@ SOURCE = RUNTIME_SOURCE / "docserve"
 SOURCE_FILES = sorted(p.name for p in SOURCE.glob("*.py"))
 
 
-def committed_files() -> dict[Path, set[str]]:
-    """Committed ``servers/*/runtime/docserve/*.py`` file names, by copy folder."""
+def tracked_build_output() -> list[str]:
+    """Files git tracks under ``servers/*/`` that a build writes (it should track none)."""
     try:
         listed = subprocess.run(
             ["git", "ls-files", "-z", "servers"],
@@ -33,17 +34,21 @@ def committed_files() -> dict[Path, set[str]]:
             text=True,
         ).stdout
     except (OSError, subprocess.CalledProcessError):
-        return {}
-    copies: dict[Path, set[str]] = {}
-    for name in filter(None, listed.split("\0")):
-        parts = Path(name).parts
-        if len(parts) == 5 and parts[2:4] == ("runtime", "docserve") and name.endswith(".py"):
-            copies.setdefault(REPO / Path(*parts[:4]), set()).add(parts[4])
-    return copies
+        return []
+    built = ("runtime", "dist", "build", "requirements.txt", "README.md")
+    return [
+        n
+        for n in filter(None, listed.split("\0"))
+        if Path(n).parts[2:3] and Path(n).parts[2] in built
+    ]
 
 
-COMMITTED = committed_files()
-COPIES = sorted(set(COMMITTED) | {p for p in REPO.glob("servers/*/runtime/docserve") if p.is_dir()})
+COPIES = sorted(p for p in REPO.glob("servers/*/runtime/docserve") if p.is_dir())
+
+
+def test_git_holds_no_build_output():
+    """A server folder in git is its configuration; the build writes the rest from one source."""
+    assert not tracked_build_output(), "remove these from git (the build writes them)"
 
 
 def rebuild_hint(copy: Path) -> str:
@@ -61,9 +66,6 @@ def test_runtime_copy_is_exact(copy: Path):
     assert not extra, f"{copy} has files the runtime no longer has, {extra}: {rebuild_hint(copy)}"
     differ = [n for n in SOURCE_FILES if (copy / n).read_bytes() != (SOURCE / n).read_bytes()]
     assert not differ, f"{copy}: {differ} differ from {SOURCE}: {rebuild_hint(copy)}"
-    if copy in COMMITTED:  # and the copy in git is whole, not only the one on disk
-        uncommitted = sorted(set(SOURCE_FILES) - COMMITTED[copy])
-        assert not uncommitted, f"{copy}: {uncommitted} are not committed"
 
 
 @pytest.mark.parametrize(
@@ -92,6 +94,7 @@ def test_install_runtime_writes_an_exact_copy_and_drops_stale_files(tmp_path: Pa
     for name in SOURCE_FILES:
         assert (copy / name).read_bytes() == (SOURCE / name).read_bytes(), name
     assert script == root / "runtime" / "some_docs_server.py"
+    assert (root / "requirements.txt").read_text() == (TEMPLATES / "requirements.txt").read_text()
     assert '"some-docs"' in script.read_text() and "{{" not in script.read_text()
 
 

@@ -1,5 +1,5 @@
 """Command line: ``docbuild scaffold | add-version | sync | build | watch | versions | diff | ask |
-client-config | eval``.
+client-config | package | eval``.
 
 Exit codes: 0 success, 1 a stage failed, 2 bad arguments or configuration.
 """
@@ -16,6 +16,8 @@ from pathlib import Path
 from docbuild import ask
 from docbuild.client_config import CLIENTS, INSTALLS, client_config
 from docbuild.config import ConfigError, ProcessingConfig, load_processing_config, server_root
+from docbuild.distribution import describe, package
+from docbuild.distribution.bundle import PLATFORMS, BundleError
 from docbuild.doc_versions import add_version
 from docbuild.lake import diff_snapshots, lake_location, list_snapshots
 from docbuild.pipeline import Build, BuildError, format_summary
@@ -140,6 +142,23 @@ def _parser() -> argparse.ArgumentParser:
         help="folder: the server folder with its .venv (default); uvx: the published package",
     )
 
+    p = commands.add_parser(
+        "package",
+        help="write servers/NAME/dist/: the wheels, an MCP Bundle per platform, server.json",
+    )
+    p.add_argument("name")
+    p.add_argument(
+        "--platform",
+        action="append",
+        dest="platforms",
+        choices=("host", *PLATFORMS),
+        help="a bundle to make (repeatable; default: package.platforms in the config, else host)",
+    )
+    p.add_argument(
+        "--python", help="the Python (e.g. 3.12) the bundles are for (default: this one)"
+    )
+    p.add_argument("--no-bundle", action="store_true", help="only the wheels and server.json")
+
     p = commands.add_parser("ask", help="query a built server through a real MCP client")
     p.add_argument("name")
     p.add_argument("query")
@@ -219,6 +238,12 @@ def main(argv: list[str] | None = None) -> int:
             config = load_processing_config(args.name)  # the server must exist
             print(client_config(args.name, config.server_root, args.client, args.installed))
             return 0
+        if args.command == "package":
+            packaged = package(
+                args.name, platforms=args.platforms, python=args.python, bundles=not args.no_bundle
+            )
+            print(describe(packaged))
+            return 0
         if args.command == "eval":
             return run_eval(args)
         if args.command == "ask":
@@ -249,7 +274,7 @@ def main(argv: list[str] | None = None) -> int:
     except (ScaffoldError, ConfigError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    except (BuildError, SyncError, FileNotFoundError, ValueError) as exc:
+    except (BuildError, SyncError, BundleError, FileNotFoundError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
 

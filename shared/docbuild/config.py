@@ -155,6 +155,25 @@ class EvalConfig:
     modes: list[str] = field(default_factory=lambda: ["keyword", "vector", "hybrid"])
 
 
+@dataclass
+class PackageConfig:
+    """What ``docbuild package`` writes into the wheel, the MCP Bundle and ``server.json``."""
+
+    name: str | None = None  # the Python distribution and its command; None: the server's name
+    version: str | None = None  # None: the build's date and snapshot, e.g. 2026.1123.4
+    title: str | None = None  # a display name; None: made from the name
+    description: str | None = None  # one line, at most 100 characters
+    author: str | None = None
+    author_email: str | None = None
+    license: str | None = None  # an SPDX expression, e.g. MIT
+    homepage: str | None = None
+    repository: str | None = None  # https://github.com/OWNER/REPO
+    registry_name: str | None = None  # io.github.OWNER/NAME; None: from a GitHub repository
+    bundle_url: str | None = None  # where bundles are downloaded; {version} and {file} substituted
+    platforms: list[str] = field(default_factory=lambda: ["host"])  # bundles to make
+    python: str | None = None  # the Python (3.11, 3.12, ...) bundles are made for; None: this one
+
+
 OBJECT_STORES = {"s3": "httpfs", "r2": "httpfs", "gcs": "httpfs", "gs": "httpfs"}
 """URL schemes ``lake.data_path`` may use, and the DuckDB extension each needs."""
 _URL_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
@@ -214,6 +233,7 @@ class ProcessingConfig:
     embedding: EmbeddingConfig = field(default_factory=EmbeddingConfig)
     eval: EvalConfig = field(default_factory=EvalConfig)
     lake: LakeConfig = field(default_factory=LakeConfig)
+    package: PackageConfig = field(default_factory=PackageConfig)
     versions: list[VersionConfig] = field(default_factory=list)  # empty: one unversioned source
     default_version: str | None = None  # as configured (see default_label)
     raw: dict[str, Any] = field(default_factory=dict)
@@ -335,6 +355,7 @@ def load_processing_config(name: str, root: Path | None = None) -> ProcessingCon
         embedding=_section({"embedding": embedding}, "embedding", EmbeddingConfig, path),
         eval=_section(data, "eval", EvalConfig, path),
         lake=lake,
+        package=_section(data, "package", PackageConfig, path),
         versions=versions,
         default_version=default if data.get("default_version") is not None else None,
         raw=data,

@@ -12,6 +12,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from docserve.doctor import CHECKSUMS_FILE
 from docserve.encoder import file_sha256
 
 from docbuild.client_config import CLIENTS, client_config
@@ -54,6 +55,9 @@ def install_runtime(server_root: Path, name: str) -> Path:
         source, target = RUNTIME_SOURCE / relative, runtime / relative
         if not target.exists() or not filecmp.cmp(source, target, shallow=False):
             shutil.copyfile(source, target)
+    requirements = (TEMPLATES / "requirements.txt").read_text()
+    if _text_of(server_root / "requirements.txt") != requirements:
+        (server_root / "requirements.txt").write_text(requirements)
     script = runtime / f"{underscored(name)}_server.py"
     text = render(
         (RUNTIME_SOURCE / "server_script.py").read_text(),
@@ -65,11 +69,17 @@ def install_runtime(server_root: Path, name: str) -> Path:
     return script
 
 
+def _text_of(path: Path) -> str | None:
+    return path.read_text() if path.is_file() else None
+
+
 def bundle_model(model_dir: Path, server_root: Path) -> Path:
     """Copy the embedding model into ``runtime/model`` (skipped when the weights are identical)."""
     target = server_root / "runtime" / "model"
     weights = target / "model.safetensors"
     if weights.is_file() and file_sha256(weights) == file_sha256(model_dir / "model.safetensors"):
+        if not (target / CHECKSUMS_FILE).is_file():
+            write_checksums(target)
         return target
     staging = target.with_name("model.tmp")
     shutil.rmtree(staging, ignore_errors=True)
@@ -78,9 +88,22 @@ def bundle_model(model_dir: Path, server_root: Path) -> Path:
         if source.is_file():
             (staging / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(source, staging / name)
+    write_checksums(staging)
     shutil.rmtree(target, ignore_errors=True)
     staging.rename(target)
     return target
+
+
+def write_checksums(model_dir: Path) -> Path:
+    """Record each model file's SHA-256 (``sha256sum`` format), which ``--doctor`` checks."""
+    lines = [
+        f"{file_sha256(model_dir / name)}  {name}"
+        for name in MODEL_FILES
+        if (model_dir / name).is_file()
+    ]
+    path = model_dir / CHECKSUMS_FILE
+    path.write_text("\n".join(lines) + "\n")
+    return path
 
 
 def render_readme(server_root: Path, name: str, info: dict[str, Any]) -> Path:
@@ -92,6 +115,7 @@ def render_readme(server_root: Path, name: str, info: dict[str, Any]) -> Path:
     text = render(
         (TEMPLATES / "server_README.md").read_text(),
         {
+            "tools_table": (TEMPLATES / "tools_table.md").read_text(),  # first: it has {{name}}
             "name": name,
             "name_underscored": underscored(name),
             **configs,

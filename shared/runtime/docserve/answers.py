@@ -9,16 +9,16 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from docserve.catalog import ALL_VERSIONS, FilterError
-from docserve.reading import (
+from .catalog import ALL_VERSIONS, FilterError
+from .reading import (
     DocumentAnswer,
     DocumentInfo,
     OutlineAnswer,
     find_section,
     sections_of,
 )
-from docserve.render import Counter, Renderer, breadcrumb, citation, version_tag
-from docserve.search import SearchEngine, SearchInputError
+from .render import Counter, Renderer, breadcrumb, citation, version_tag
+from .search import SearchEngine, SearchInputError
 
 OUTLINE_PAGE = 200  # documents per outline listing
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from docserve.settings import SettingsError, apply_env_overrides, load_yaml, substitute
+from .settings import SettingsError, apply_env_overrides, load_yaml, substitute
 
 FUSIONS = ("convex", "rrf")
 DEFAULT_RESPONSE_TOKENS = 4000  # clients warn at 10k tokens per tool answer and fail at 25k
@@ -86,6 +86,7 @@ class ServerSettings:
     rerank: RerankSettings = field(default_factory=RerankSettings)
     transport: TransportSettings = field(default_factory=TransportSettings)
     max_response_tokens: int = DEFAULT_RESPONSE_TOKENS  # cap on each tool's text
+    config_path: Path | None = None  # the file read (None: defaults only)
 
 
 def response_cap(value: Any, source: Path) -> int:
@@ -143,4 +144,5 @@ def load_settings(name: str, server_root: Path, config_path: Path | None = None)
         max_response_tokens=response_cap(
             data.get("max_response_tokens", DEFAULT_RESPONSE_TOKENS), path
         ),
+        config_path=path if path.is_file() else None,
     )

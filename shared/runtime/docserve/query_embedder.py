@@ -16,7 +16,7 @@ from typing import Protocol
 
 import numpy as np
 
-from docserve.config import EmbedderSettings
+from .config import EmbedderSettings
 
 
 class EmbedderUnavailable(RuntimeError):
@@ -35,7 +35,7 @@ class LocalBackend:
     """The model in process (ONNX Runtime), loaded on first use."""
 
     def __init__(self, model_dir: Path | None) -> None:
-        from docserve.encoder import SentenceEncoder, default_model_dir
+        from .encoder import SentenceEncoder, default_model_dir
 
         folder = model_dir or default_model_dir()
         self.description = f"local model {folder}"

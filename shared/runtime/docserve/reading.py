@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from docserve.catalog import FilterError, words
+from .catalog import FilterError, words
 
 
 @dataclass

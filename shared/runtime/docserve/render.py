@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from docserve.catalog import DocumentEntry
-from docserve.context import merge_overlapping, overlap_length
-from docserve.reading import Section
+from .catalog import DocumentEntry
+from .context import merge_overlapping, overlap_length
+from .reading import Section
 
 
 class Counter(Protocol):

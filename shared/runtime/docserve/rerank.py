@@ -12,7 +12,7 @@ from typing import Protocol
 
 import numpy as np
 
-from docserve.config import RerankSettings
+from .config import RerankSettings
 
 
 class RerankError(RuntimeError):
@@ -77,7 +77,7 @@ class CrossEncoderReranker:
     """A local cross-encoder folder run in process."""
 
     def __init__(self, settings: RerankSettings) -> None:
-        from docserve.crossencoder import CrossEncoder
+        from .crossencoder import CrossEncoder
 
         if not settings.model_path:
             raise ValueError("rerank.model_path is required for the cross-encoder reranker")

@@ -13,12 +13,12 @@ from typing import Any, Literal
 
 import numpy as np
 
-from docserve.catalog import FilterError
-from docserve.config import SearchSettings
-from docserve.context import TokenCounter, merge_chunks
-from docserve.query_embedder import EmbedderUnavailable, QueryEmbedder
-from docserve.rerank import Reranker, RerankError
-from docserve.store import ChunkStore
+from .catalog import FilterError
+from .config import SearchSettings
+from .context import TokenCounter, merge_chunks
+from .query_embedder import EmbedderUnavailable, QueryEmbedder
+from .rerank import Reranker, RerankError
+from .store import ChunkStore
 
 Mode = Literal["hybrid", "vector", "keyword"]
 MODES: tuple[str, ...] = ("hybrid", "vector", "keyword")

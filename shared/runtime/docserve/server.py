@@ -6,7 +6,6 @@ streamable HTTP on 127.0.0.1 unless told otherwise, with an optional bearer toke
 
 from __future__ import annotations
 
-import argparse
 import json
 import logging
 import os
@@ -18,16 +17,17 @@ from typing import Annotated, Any, Literal
 
 from fastmcp.tools.base import ToolResult
 
-from docserve import __version__
-from docserve.answers import Answer, AnswerError, Answers
-from docserve.config import ServerSettings, load_settings
-from docserve.context import TokenCounter
-from docserve.query_embedder import QueryEmbedder
-from docserve.reading import DocumentAnswer, OutlineAnswer
-from docserve.render import CharCounter
-from docserve.rerank import make_reranker
-from docserve.search import SearchEngine, SearchResponse
-from docserve.store import ChunkStore, DatabaseError
+from . import __version__
+from .answers import Answer, AnswerError, Answers
+from .config import ServerSettings
+from .context import TokenCounter
+from .doctor import Check, Install, run_checks
+from .query_embedder import QueryEmbedder
+from .reading import DocumentAnswer, OutlineAnswer
+from .render import CharCounter
+from .rerank import make_reranker
+from .search import SearchEngine, SearchResponse
+from .store import ChunkStore, DatabaseError
 
 INSTRUCTIONS = """Search and read the {title} documentation.
 `search` finds passages for a question or exact identifiers (function names, flags, error
@@ -121,7 +121,7 @@ class Runtime:
     @staticmethod
     def _token_counter(model_dir: Path | None) -> TokenCounter | None:
         """The model's tokenizer for token budgets (None when no model folder is found)."""
-        from docserve.encoder import default_model_dir
+        from .encoder import default_model_dir
 
         folder = model_dir if model_dir and model_dir.is_dir() else None
         try:
@@ -157,9 +157,14 @@ class Runtime:
 
 
 def create_server(
-    settings: ServerSettings, build_hint: str, model_dir: Path | None = None, auth: Any = None
+    settings: ServerSettings,
+    build_hint: str,
+    model_dir: Path | None = None,
+    auth: Any = None,
+    install: Install | None = None,
 ) -> Any:
-    """Build the FastMCP app for ``settings`` (``auth``: a FastMCP auth provider for HTTP)."""
+    """Build the FastMCP app for ``settings`` (``auth``: a FastMCP auth provider for HTTP;
+    ``install``: how the server was installed, for the doctor's checks in ``stats``)."""
     from fastmcp import FastMCP
     from fastmcp.exceptions import ResourceError, ToolError
 
@@ -172,6 +177,7 @@ def create_server(
         auth=auth,
     )
     read_only = {"readOnlyHint": True, "openWorldHint": False}
+    health: list[Check] = []  # the doctor's checks, run at the first stats call
 
     def answers() -> Answers:
         return Answers(runtime.require(), counter, settings.max_response_tokens)
@@ -281,6 +287,14 @@ def create_server(
             "search_settings": asdict(settings.search),
             "max_response_tokens": settings.max_response_tokens,
         }
+        if install is not None:
+            if not health:
+                health.extend(run_checks(install, settings.config_path))
+            data["install"] = {
+                "form": install.form,
+                "version": install.version,
+                "checks": [asdict(check) for check in health],
+            }
         return reply(Answer(describe_stats(data), data))
 
     scheme = settings.name
@@ -357,52 +371,48 @@ def describe_stats(data: dict[str, Any]) -> str:
     if data["versions"]:
         lines.append(f"versions: {', '.join(data['versions'])} (default {data['default_version']})")
     lines += [f"> {data[key]}" for key in ("reranker_error", "reload_error") if data[key]]
+    if "install" in data:
+        install, checks = data["install"], data["install"]["checks"]
+        failed = [c for c in checks if not c["ok"]]
+        version = f" {install['version']}" if install["version"] else ""
+        verdict = f"{len(failed)} of {len(checks)} checks fail" if failed else "all pass"
+        lines.append(f"install: {install['form']}{version}; doctor checks: {verdict}")
+        lines += [f"> {c['name']}: {c['detail']} (fix: {c['fix']})" for c in failed]
     return "\n".join(lines)
 
 
-def main(name: str, server_root: Path, argv: list[str] | None = None) -> int:
-    """Run the server: ``[--http] [--host H] [--port N] [--config FILE] [--database FILE]``."""
-    parser = argparse.ArgumentParser(
-        prog=f"{name.replace('-', '_')}_server.py", description=f"MCP search server for {name}."
-    )
-    parser.add_argument(
-        "--http", action="store_true", help="serve streamable HTTP instead of stdio"
-    )
-    parser.add_argument("--host", help="HTTP bind address (default from config: 127.0.0.1)")
-    parser.add_argument("--port", type=int, help="HTTP port (default from config: 8765)")
-    parser.add_argument(
-        "--config", type=Path, help="server_config.yaml (default: ../config/server_config.yaml)"
-    )
-    parser.add_argument("--database", type=Path, help="the .db file (default from config)")
-    args = parser.parse_args(argv)
+def serve(
+    settings: ServerSettings,
+    build_hint: str,
+    model_dir: Path | None,
+    install: Install | None = None,
+    http: bool = False,
+    host: str | None = None,
+    port: int | None = None,
+) -> None:
+    """Serve over stdio (default) or streamable HTTP until the client goes away."""
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
-    os.environ.setdefault("FASTMCP_SHOW_SERVER_BANNER", "false")
-    os.environ.setdefault("FASTMCP_LOG_LEVEL", "WARNING")
-    settings = load_settings(name, server_root, args.config)
-    if args.database:
-        settings.database = args.database.resolve()
-    build_hint = f"tools/build_mcp.sh {name}"
-    model_dir = server_root / "runtime" / "model"
-    if not args.http:
-        create_server(settings, build_hint, model_dir).run(transport="stdio", show_banner=False)
-        return 0
+    if not http:
+        create_server(settings, build_hint, model_dir, install=install).run(
+            transport="stdio", show_banner=False
+        )
+        return
     transport = settings.transport
     token = os.environ.get(transport.bearer_token_env or "", "")
     auth = None
     if token:
         from fastmcp.server.auth.providers.jwt import StaticTokenVerifier
 
-        auth = StaticTokenVerifier(tokens={token: {"client_id": name, "scopes": []}})
-    mcp = create_server(settings, build_hint, model_dir, auth)
-    host = args.host or transport.host
-    port = args.port or transport.port
+        auth = StaticTokenVerifier(tokens={token: {"client_id": settings.name, "scopes": []}})
+    mcp = create_server(settings, build_hint, model_dir, auth, install)
+    host = host or transport.host
+    port = port or transport.port
     from starlette.middleware import Middleware
 
-    from docserve.http_guard import HostOriginGuard
+    from .http_guard import HostOriginGuard
 
     hosts = [*transport.allowed_hosts, *([] if host in ("0.0.0.0", "::") else [host])]
     origins = transport.allowed_origins
     guard = Middleware(HostOriginGuard, allowed_hosts=hosts, allowed_origins=origins)
-    print(f"serving {name} on http://{host}:{port}/mcp", file=sys.stderr)
+    print(f"serving {settings.name} on http://{host}:{port}/mcp", file=sys.stderr)
     mcp.run(transport="http", host=host, port=port, show_banner=False, middleware=[guard])
-    return 0

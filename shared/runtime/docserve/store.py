@@ -18,9 +18,9 @@ from typing import Any
 import duckdb
 import numpy as np
 
-from docserve.catalog import Catalog
-from docserve.codeterms import code_terms
-from docserve.duck import connect
+from .catalog import Catalog
+from .codeterms import code_terms
+from .duck import connect
 
 RESULT_COLUMNS = (
     "chunk_id, document_id, path, title, section_hierarchy, section_url, url, content, "
