@@ -157,10 +157,17 @@ def rpc(proc: subprocess.Popen, message: dict) -> dict | None:
             return reply
 
 
-def cold_start(script: Path, database: Path | None = None, runs: int = 5) -> tuple[str, float]:
-    """Seconds from launching the stdio server to its first search answer; RSS after 20 queries."""
+def script_command(script: Path, database: Path | None = None) -> list[str]:
+    """The command that runs a server folder's script (on ``database`` if given)."""
+    return [sys.executable, str(script)] + (["--database", str(database)] if database else [])
+
+
+def cold_start(
+    args: list[str], runs: int = 5, env: dict[str, str] | None = None
+) -> tuple[str, float]:
+    """Seconds from running ``args`` (a stdio server) to its first search answer; RSS after 20
+    queries."""
     times, rss = [], 0.0
-    args = [sys.executable, str(script)] + (["--database", str(database)] if database else [])
     for run in range(runs):
         start = time.perf_counter()
         proc = subprocess.Popen(
@@ -169,6 +176,7 @@ def cold_start(script: Path, database: Path | None = None, runs: int = 5) -> tup
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             text=True,
+            env=env,
         )
         try:
             rpc(
@@ -318,7 +326,7 @@ def main() -> None:
     print(
         f"  hybrid search, MCP client over stdio:                 {asyncio.run(client_latency(script))}"
     )
-    start, rss = cold_start(script)
+    start, rss = cold_start(script_command(script))
     print(f"  cold start to first answer (stdio):                   {start}")
     print(f"  resident memory after 20 queries:                     {rss:.0f} MB")
     print(f"  vector path at {chunks} chunks:\n    {vector_paths(database)}")
@@ -327,7 +335,7 @@ def main() -> None:
         seconds = grow(database, big, args.scale, args.hnsw_at_scale)
         print(f"\nsynthetic copy: {args.scale} chunks (built in {seconds:.0f} s)")
         print(f"  hybrid search, in process: {in_process_latency(server, big)}")
-        start, rss = cold_start(script, big, runs=3)
+        start, rss = cold_start(script_command(script, big), runs=3)
         print(f"  cold start to first answer: {start}")
         print(f"  resident memory after 20 queries: {rss:.0f} MB")
         if args.hnsw_at_scale:

@@ -1,7 +1,7 @@
 """MCP Bundles (``.mcpb``): the server folder plus its libraries, for one platform each.
 
 A bundle is a zip with ``manifest.json`` at its root (manifest version 0.3, server type
-``python``). Claude Desktop unpacks it and runs ``mcp_config``: the user's ``python3`` with
+``python``). Claude Desktop unpacks it and runs ``mcp_config``: the user's ``python3.X`` with
 ``PYTHONPATH`` set to the bundle's ``server/lib``. Compiled dependencies (DuckDB and its
 extensions, numpy, ONNX Runtime, tokenizers) differ by operating system, CPU and Python version,
 so each bundle serves one platform and one Python minor version; its libraries are fetched from
@@ -36,9 +36,10 @@ class Platform:
     uv_target: str
     os: str  # darwin | linux | win32
 
-    @property
-    def python_command(self) -> str:
-        return "python" if self.os == "win32" else "python3"
+    def python_command(self, python: str) -> str:
+        """The interpreter the host runs: ``python3.X`` names the version the libraries need
+        (python.org, Homebrew and Linux distributions install it); Windows has ``python``."""
+        return "python" if self.os == "win32" else f"python{python}"
 
 
 PLATFORMS = {
@@ -108,7 +109,7 @@ def manifest(release: Release, target: Platform, python: str) -> dict[str, objec
             "type": "python",
             "entry_point": script,
             "mcp_config": {
-                "command": target.python_command,
+                "command": target.python_command(python),
                 "args": [f"${{__dirname}}/{script}"],
                 "env": {"PYTHONPATH": "${__dirname}/server/lib", "PYTHONNOUSERSITE": "1"},
             },

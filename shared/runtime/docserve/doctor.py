@@ -158,8 +158,8 @@ def check_python(install: Install) -> Check:
             "python",
             False,
             f"{found} at {sys.executable}; this bundle's libraries are built for {install.python}",
-            f"install Python {install.python} and make it the `python3` on PATH, or use the "
-            f"bundle built for Python {sys.version_info[0]}.{sys.version_info[1]}",
+            f"install Python {install.python} (python.org or your package manager), or ask for "
+            f"the bundle built for Python {sys.version_info[0]}.{sys.version_info[1]}",
         )
     if sys.version_info[:2] < MIN_PYTHON:
         wanted = ".".join(map(str, MIN_PYTHON))

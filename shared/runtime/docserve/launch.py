@@ -11,7 +11,7 @@ import os
 import sys
 from pathlib import Path
 
-from .doctor import Install, report
+from .doctor import Install, check_python, report
 
 
 def parse(name: str, argv: list[str] | None) -> argparse.Namespace:
@@ -40,6 +40,10 @@ def main(name: str, server_root: Path, argv: list[str] | None = None) -> int:
     install = Install.read(name, server_root)
     if args.doctor:
         return report(install, args.config)
+    python = check_python(install)
+    if not python.ok:  # a bundle's libraries cannot load in this Python: say so plainly
+        print(f"{name} cannot start: Python {python.detail}; {python.fix}", file=sys.stderr)
+        return 1
     os.environ.setdefault("FASTMCP_SHOW_SERVER_BANNER", "false")  # read when fastmcp is imported
     os.environ.setdefault("FASTMCP_LOG_LEVEL", "WARNING")
     try:
