@@ -44,6 +44,8 @@ def tracked_build_output() -> list[str]:
 
 
 COPIES = sorted(p for p in REPO.glob("servers/*/runtime/docserve") if p.is_dir())
+NO_COPY = pytest.mark.skip(reason="no built server folder (git holds none; a build makes one)")
+COPY_PARAMS = COPIES or [pytest.param(None, marks=NO_COPY)]
 
 
 def test_git_holds_no_build_output():
@@ -55,18 +57,7 @@ def rebuild_hint(copy: Path) -> str:
     return f"rebuild with `tools/build_mcp.sh {copy.parents[1].name}`"
 
 
-@pytest.mark.parametrize(
-    "copy",
-    COPIES
-    or [
-        pytest.param(
-            None,
-            marks=pytest.mark.skip(
-                reason="no built server folder (git holds none; a build makes one)"
-            ),
-        )
-    ],
-)
+@pytest.mark.parametrize("copy", COPY_PARAMS)
 def test_runtime_copy_is_exact(copy: Path):
     present = {p.name for p in copy.glob("*.py")}
     missing = sorted(set(SOURCE_FILES) - present)
@@ -77,18 +68,7 @@ def test_runtime_copy_is_exact(copy: Path):
     assert not differ, f"{copy}: {differ} differ from {SOURCE}: {rebuild_hint(copy)}"
 
 
-@pytest.mark.parametrize(
-    "copy",
-    COPIES
-    or [
-        pytest.param(
-            None,
-            marks=pytest.mark.skip(
-                reason="no built server folder (git holds none; a build makes one)"
-            ),
-        )
-    ],
-)
+@pytest.mark.parametrize("copy", COPY_PARAMS)
 def test_server_script_is_the_rendered_template(copy: Path):
     name = copy.parents[1].name
     underscored = name.replace("-", "_")

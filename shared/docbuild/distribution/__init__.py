@@ -12,12 +12,13 @@ Everything is written to ``dist.tmp/`` and swapped in whole, so a failure leaves
 
 from __future__ import annotations
 
-import json
 import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from docserve.store import open_read_only, read_build_info
 
 from docbuild.client_config import CLIENTS, client_config
 from docbuild.config import ConfigError, load_processing_config
@@ -51,16 +52,13 @@ class Packaged:
         return [self.server_wheel, self.model_wheel, *self.bundles, self.server_json]
 
 
-def read_build_info(database: Path) -> dict[str, Any]:
-    """The database's ``build_info`` table as a dict."""
-    from docserve.store import open_read_only
-
+def build_info_of(database: Path) -> dict[str, Any]:
+    """The database's ``build_info``."""
     con = open_read_only(database)
     try:
-        rows = con.execute("SELECT key, value FROM build_info").fetchall()
+        return read_build_info(con)
     finally:
         con.close()
-    return {key: json.loads(value) for key, value in rows}
 
 
 def package_readme(release: Release, info: dict[str, Any], model_distribution: str) -> str:
@@ -110,7 +108,7 @@ def package(
         )
     if not (model_dir / "checksums.sha256").is_file():  # built before checksums were recorded
         write_checksums(model_dir)
-    info = read_build_info(database)
+    info = build_info_of(database)
     release = resolve(name, config.package, info)
     for warning in release.warnings:
         say(f"warning: {warning}")

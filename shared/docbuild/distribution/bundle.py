@@ -71,11 +71,8 @@ class BundleError(RuntimeError):
 
 def host_platform() -> Platform:
     """The platform this machine runs."""
-    machine = platform.machine().lower()
-    arch = "arm64" if machine in ("arm64", "aarch64") else "x86_64"
-    system = {"darwin": "macos", "windows": "windows"}.get(sys.platform, "linux")
-    if sys.platform.startswith("win"):
-        system = "windows"
+    arch = "arm64" if platform.machine().lower() in ("arm64", "aarch64") else "x86_64"
+    system = {"darwin": "macos", "win32": "windows"}.get(sys.platform, "linux")
     return PLATFORMS[f"{system}-{arch}"]
 
 

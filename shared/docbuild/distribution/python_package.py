@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from docserve.doctor import CHECKSUMS_FILE, INSTALL_FILE, model_checksums
+from docserve.doctor import CHECKSUMS_FILE, INSTALL_FILE, model_checksums, requirements_file
 from docserve.encoder import read_model_id
 
 from docbuild import __version__
@@ -40,8 +40,7 @@ class ModelPackage:
 
 def requirements(server_root: Path) -> list[str]:
     """The runtime's requirements (the server folder's ``requirements.txt``)."""
-    lines = (line.split("#", 1)[0].strip() for line in (server_root / "requirements.txt").open())
-    return [line for line in lines if line]
+    return requirements_file(server_root / "requirements.txt")
 
 
 def model_package(model_dir: Path) -> ModelPackage:

@@ -48,7 +48,7 @@ class Install:
         """The install described by ``root/install.json``, else the folder form."""
         path = root / INSTALL_FILE
         if not path.is_file():
-            return cls(name, root, requirements=_requirements_file(root / "requirements.txt"))
+            return cls(name, root, requirements=requirements_file(root / "requirements.txt"))
         data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
         known = set(cls.__dataclass_fields__) - {"name", "root"}
         return cls(name, root, **{k: v for k, v in data.items() if k in known})
@@ -112,7 +112,8 @@ class Check:
         return text if self.ok or not self.fix else f"{text}\n      fix: {self.fix}"
 
 
-def _requirements_file(path: Path) -> list[str]:
+def requirements_file(path: Path) -> list[str]:
+    """The requirements listed in a ``requirements.txt`` (none if it is missing)."""
     if not path.is_file():
         return []
     lines = (line.split("#", 1)[0].strip() for line in path.read_text().splitlines())
@@ -242,12 +243,10 @@ def check_database(database: Path, weights: str | None, install: Install) -> lis
     if not database.is_file():
         return [Check("database", False, f"{database} not found", install.restore_data)]
     try:
-        from .store import open_read_only
+        from .store import open_read_only, read_build_info
 
         con = open_read_only(database)
-        info = {
-            k: json.loads(v) for k, v in con.execute("SELECT key, value FROM build_info").fetchall()
-        }
+        info = read_build_info(con)
         con.close()
     except Exception as exc:
         reason = str(exc).split("\n")[0]

@@ -42,6 +42,12 @@ def open_read_only(path: Path) -> duckdb.DuckDBPyConnection:
     return con
 
 
+def read_build_info(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
+    """The database's ``build_info`` table as a dict."""
+    rows = con.execute("SELECT key, value FROM build_info").fetchall()
+    return {key: json.loads(value) for key, value in rows}
+
+
 class DatabaseError(RuntimeError):
     """The database is missing or unreadable; the message names the file and how to build it."""
 
@@ -71,7 +77,7 @@ class ChunkStore:
             raise DatabaseError(f"database {path} not found: build it with `{build_hint}`")
         try:
             self.con = open_read_only(path)
-            self.info = self._read_build_info()
+            self.info = read_build_info(self.con)
             rows = self._read_rows()
         except (duckdb.Error, ValueError) as exc:
             raise DatabaseError(
@@ -112,10 +118,6 @@ class ChunkStore:
         hierarchies[:] = [tuple(h) for h in plain["section_hierarchy"]]
         plain["section_hierarchy"] = hierarchies
         return plain
-
-    def _read_build_info(self) -> dict[str, Any]:
-        rows = self.con.execute("SELECT key, value FROM build_info").fetchall()
-        return {key: json.loads(value) for key, value in rows}
 
     def _read_postings(self) -> Postings | None:
         """The FTS index as postings, or None when the database has no FTS index."""
