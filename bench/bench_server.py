@@ -8,8 +8,9 @@ minute). It prints, for that server and for a synthetic copy grown to --scale ch
     the query cache never answers), p50 and p95;
   - the same through a real MCP client over stdio (Mojo scale);
   - cold start of the stdio server to its first answer, and its resident memory;
-  - the vector path: exact search over the in-memory matrix vs DuckDB's HNSW index (persisted in
-    the file), latency and recall@10 against exact.
+  - with --hnsw-at-scale, the vector path on the copy: exact search over the in-memory matrix vs
+    DuckDB's HNSW index (persisted in the file), latency and recall@10 against exact.
+For 1M chunks and the partitioned vectors, see bench/bench_scale.py.
 """
 
 from __future__ import annotations
@@ -113,7 +114,7 @@ def engine_for(server: Path, database: Path | None = None):
 
     settings = load_settings(server.name, server)
     settings.embedding.cache_size = 0
-    store = ChunkStore(database or settings.database, "build it", settings.search.field_weights)
+    store = ChunkStore(database or settings.database, "build it", settings.search)
     return SearchEngine(
         store, QueryEmbedder(settings.embedding, server / "runtime" / "model"), settings.search
     )
@@ -241,24 +242,25 @@ def vector_paths(database: Path, n: int = 100) -> str:
     from docserve.store import ChunkStore
 
     store = ChunkStore(database, "build it")
+    matrix = store.vectors.vectors
     con = connect(database, read_only=True, extensions=("vss",))
     con.execute("SET disabled_optimizers = 'late_materialization'")
-    dim = store.matrix.shape[1]
+    dim = matrix.shape[1]
     rng = np.random.default_rng(0)
-    probes = store.matrix[rng.choice(len(store.matrix), n, replace=False)] + rng.normal(
+    probes = matrix[rng.choice(len(matrix), n, replace=False)] + rng.normal(
         0, 0.02, (n, dim)
     ).astype(np.float32)
     probes /= np.linalg.norm(probes, axis=1, keepdims=True)
     exact_t, hnsw_t, recall = [], [], []
     for v in probes:
         start = time.perf_counter()
-        scores = store.matrix @ v
+        scores = matrix @ v
         top = np.argpartition(-scores, 9)[:10]
         exact_t.append((time.perf_counter() - start) * 1000)
-        truth = {store.chunk_ids[i] for i in top}
+        truth = set(top.tolist())
         start = time.perf_counter()
         rows = con.execute(
-            f"SELECT chunk_id FROM chunks ORDER BY array_cosine_distance(embedding, ?::VARCHAR::FLOAT[{dim}]) LIMIT 10",
+            f"SELECT chunk_row FROM chunks ORDER BY array_cosine_distance(embedding, ?::VARCHAR::FLOAT[{dim}]) LIMIT 10",
             ["[" + ",".join(f"{x:.7f}" for x in v) + "]"],
         ).fetchall()
         hnsw_t.append((time.perf_counter() - start) * 1000)
@@ -270,7 +272,12 @@ def vector_paths(database: Path, n: int = 100) -> str:
 
 
 def grow(database: Path, target: Path, scale: int, hnsw: bool) -> float:
-    """A synthetic copy of ``database`` with ``scale`` chunks (real rows repeated, vectors jittered)."""
+    """A synthetic copy of ``database`` with ``scale`` chunks (real rows repeated as new
+    documents, vectors jittered), indexed as the build indexes it."""
+    from docbuild.config import IndexConfig
+    from docbuild.fulltext import create_full_text_index
+    from docbuild.materialize import FTS_FIELDS, FTS_OPTIONS, _sql_options, write_search_index
+    from docserve.config import SearchSettings
     from docserve.duck import connect
 
     shutil.copyfile(database, target)
@@ -279,19 +286,27 @@ def grow(database: Path, target: Path, scale: int, hnsw: bool) -> float:
     dim = con.execute("SELECT value::INT FROM build_info WHERE key = 'dimension'").fetchone()[0]
     copies = -(-scale // n) - 1
     con.execute("PRAGMA drop_fts_index('chunks')")
-    con.execute("DROP INDEX chunks_embedding_hnsw")
+    con.execute("DROP TABLE search_arrays")
     start = time.perf_counter()
     con.execute(f"""
-        INSERT INTO chunks SELECT chunks.* REPLACE (
+        CREATE TABLE grown AS SELECT * EXCLUDE (chunk_row) FROM chunks UNION ALL (
+        SELECT chunks.* EXCLUDE (chunk_row) REPLACE (
             chunk_id || '-' || c AS chunk_id, document_id || '-' || c AS document_id,
             list_transform(embedding::FLOAT[], x -> x + (random() - 0.5) * 0.02)::FLOAT[{dim}] AS embedding)
-        FROM chunks, range(1, {copies + 1}) t(c) LIMIT {scale - n}""")
-    con.execute(
-        f"UPDATE chunks SET embedding = list_transform(embedding::FLOAT[], x -> x / sqrt(list_sum(list_transform(embedding::FLOAT[], y -> y * y))))::FLOAT[{dim}]"
-    )
-    con.execute(
-        "PRAGMA create_fts_index('chunks', 'chunk_id', 'title', 'content', stemmer='porter', stopwords='english', ignore='(\\\\.|[^a-z0-9_])+', strip_accents=1, lower=1)"
-    )
+        FROM chunks, range(1, {copies + 1}) t(c) LIMIT {scale - n})""")
+    con.execute("DROP TABLE chunks")
+    con.execute(f"""
+        CREATE TABLE chunks AS SELECT * REPLACE (list_transform(embedding::FLOAT[],
+            x -> x / sqrt(list_sum(list_transform(embedding::FLOAT[], y -> y * y))))::FLOAT[{dim}]
+            AS embedding),
+        (row_number() OVER (ORDER BY path, document_id, chunk_index) - 1)::INTEGER AS chunk_row
+        FROM grown ORDER BY path, document_id, chunk_index""")
+    con.execute("DROP TABLE grown")
+    create_full_text_index(con, FTS_FIELDS, _sql_options(FTS_OPTIONS), "porter")
+    con.execute("ALTER TABLE chunks ADD PRIMARY KEY (chunk_id)")
+    con.execute("CREATE UNIQUE INDEX chunks_row ON chunks (chunk_row)")
+    index = write_search_index(con, dim, SearchSettings(), IndexConfig().partition_from)
+    con.execute("UPDATE build_info SET value = ? WHERE key = 'search_index'", [json.dumps(index)])
     if hnsw:
         con.execute("SET hnsw_enable_experimental_persistence = true")
         con.execute(
@@ -320,7 +335,7 @@ def main() -> None:
     database = next((server / "runtime").glob("*.db"))
     from docserve.store import ChunkStore
 
-    chunks = len(ChunkStore(database, "").chunk_ids)
+    chunks = ChunkStore(database, "").size
     print(f"server {server.name}: {chunks} chunks; cpus {os.cpu_count()}")
     print(f"  hybrid search, in process (query embedding included): {in_process_latency(server)}")
     print(
@@ -329,7 +344,6 @@ def main() -> None:
     start, rss = cold_start(script_command(script))
     print(f"  cold start to first answer (stdio):                   {start}")
     print(f"  resident memory after 20 queries:                     {rss:.0f} MB")
-    print(f"  vector path at {chunks} chunks:\n    {vector_paths(database)}")
     if args.scale:
         big = tmp / f"scaled_{args.scale}.db"
         seconds = grow(database, big, args.scale, args.hnsw_at_scale)

@@ -47,15 +47,15 @@ def main() -> None:
         judged = load_beir(qpath) if qpath.is_dir() else load_jsonl(qpath)
         for fw_index, field_weights in enumerate(FIELD_WEIGHTS):
             engine = open_engine(folder, candidates=max(DEPTHS))
-            engine.store = type(engine.store)(engine.store.path, "", field_weights)
+            engine.settings.field_weights = field_weights
+            engine.store = type(engine.store)(engine.store.path, "", engine.settings)
             meta = engine.store.con.execute(
-                "SELECT chunk_id, path, page, document_id FROM chunks"
+                "SELECT chunk_row, path, page, document_id FROM chunks"
             ).fetchall()
-            by_id = {m[0]: m for m in meta}
-            keys = {}
-            for row, chunk_id in enumerate(engine.store.chunk_ids):
-                _, path, page, doc = by_id[chunk_id]
-                keys[row] = {"page": page_key(path, page), "path": path, "document": doc}
+            keys = {
+                row: {"page": page_key(path, page), "path": path, "document": doc}
+                for row, path, page, doc in meta
+            }
             lists = []
             for q in judged:
                 vec = engine.vector_candidates(engine.embedder.embed(q.text), max(DEPTHS))

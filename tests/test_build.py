@@ -100,7 +100,12 @@ def test_build_indexes_good_files_and_reports_bad_ones(built):
     mdx = con.execute("SELECT content FROM chunks WHERE document_id = 'mdx/page.mdx'").fetchone()[0]
     assert "a < b" in mdx and "<b>" not in mdx and "import" not in mdx
     indexes = {r[0] for r in con.execute("SELECT index_name FROM duckdb_indexes()").fetchall()}
-    assert "chunks_embedding_hnsw" in indexes
+    assert "chunks_row" in indexes and "chunks_embedding_hnsw" not in indexes  # HNSW: on request
+    index = json.loads(
+        con.execute("SELECT value FROM build_info WHERE key = 'search_index'").fetchone()[0]
+    )
+    assert index["rows"] == len(rows) and index["partitions"] == 0 and index["vectors"] == "float32"
+    assert index["bm25"]["field_weights"]["title"] == 2.0 and index["postings"] > index["terms"]
     hits = con.execute(
         "SELECT document_id FROM (SELECT *, fts_main_chunks.match_bm25(chunk_id, 'hnsw indexes') AS s FROM chunks)"
         " WHERE s IS NOT NULL ORDER BY s DESC"
@@ -121,6 +126,23 @@ def test_build_indexes_good_files_and_reports_bad_ones(built):
         [vector],
     ).fetchone()[0]
     assert nearest == "r1"
+
+
+def test_hnsw_index_on_request_serves_sql_nearest_neighbour_queries(built, embedder):
+    config, _ = built
+    path = config.server_root / "config" / "processing_config.yaml"
+    path.write_text(path.read_text() + "\nindex:\n  hnsw: true\n")
+    Build(load_processing_config("small-docs", config.server_root.parent.parent), embedder).run()
+    con = connect(config.database_path, read_only=True, extensions=("vss",))
+    indexes = {r[0] for r in con.execute("SELECT index_name FROM duckdb_indexes()").fetchall()}
+    assert "chunks_embedding_hnsw" in indexes
+    query = con.execute("SELECT embedding FROM chunks WHERE document_id = 'guide.md'").fetchone()[0]
+    sql = (
+        "SELECT document_id FROM chunks ORDER BY "
+        "array_cosine_distance(embedding, ?::FLOAT[384]) LIMIT 1"
+    )
+    assert "HNSW" in "".join(str(r) for r in con.execute("EXPLAIN " + sql, [query]).fetchall())
+    assert con.execute(sql, [query]).fetchone()[0] == "guide.md"
 
 
 def test_unchanged_rebuild_embeds_nothing_and_edit_embeds_only_changes(built, embedder):

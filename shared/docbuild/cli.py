@@ -1,7 +1,8 @@
 """Command line: ``docbuild scaffold | add-version | sync | build | watch | versions | diff | ask |
 client-config | package | eval``.
 
-Exit codes: 0 success, 1 a stage failed, 2 bad arguments or configuration.
+Exit codes: 0 success, 1 a stage failed (or another build of the server is running), 2 bad
+arguments or configuration.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import sys
 from pathlib import Path
 
 from docbuild import ask
+from docbuild.build_lock import BuildLocked
 from docbuild.client_config import CLIENTS, INSTALLS, client_config
 from docbuild.config import ConfigError, ProcessingConfig, load_processing_config, server_root
 from docbuild.distribution import describe, package
@@ -103,6 +105,11 @@ def _parser() -> argparse.ArgumentParser:
         type=int,
         metavar="ID",
         help="materialise an earlier build (rollback; embeds nothing)",
+    )
+    p.add_argument(
+        "--wait",
+        action="store_true",
+        help="when another build of NAME is running, wait for it to finish instead of stopping",
     )
 
     p = commands.add_parser(
@@ -265,7 +272,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{kind} ({len(changes[kind])}):")
                 print("".join(f"  {doc}\n" for doc in changes[kind]), end="")
             return 0
-        build = Build(config)
+        build = Build(config, wait=args.wait)
         report = (
             build.rollback(args.from_snapshot) if args.from_snapshot is not None else build.run()
         )
@@ -274,7 +281,7 @@ def main(argv: list[str] | None = None) -> int:
     except (ScaffoldError, ConfigError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    except (BuildError, SyncError, BundleError, FileNotFoundError, ValueError) as exc:
+    except (BuildError, BuildLocked, SyncError, BundleError, FileNotFoundError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
 

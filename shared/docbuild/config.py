@@ -119,11 +119,17 @@ class ChunkingConfig:
     max_breadcrumb_tokens: int = 48
 
 
+DEFAULT_OPENAI_URL = "http://127.0.0.1:8000/v1"
+
+
 @dataclass
 class OpenAIConfig:
-    """An OpenAI-compatible ``/v1/embeddings`` endpoint."""
+    """OpenAI-compatible ``/v1/embeddings`` endpoints serving one model: ``base_url``, or a fleet
+    in ``base_urls`` with ``concurrency`` requests in flight across it."""
 
-    base_url: str = "http://127.0.0.1:8000/v1"
+    base_url: str | None = None  # None: DEFAULT_OPENAI_URL, unless base_urls lists the endpoints
+    base_urls: list[str] | None = None
+    concurrency: int | None = None  # requests in flight across the endpoints; None: one each
     model: str = "sentence-transformers/all-MiniLM-L6-v2"
     api_key_env: str = "OPENAI_API_KEY"
     timeout: float = 60.0
@@ -132,6 +138,61 @@ class OpenAIConfig:
     auto_start: bool = False
     start_command: str | None = None
     start_timeout: float = 300.0
+
+    def urls(self) -> list[str]:
+        """The endpoints, without a trailing ``/``; raises :class:`ConfigError` if unusable."""
+        if self.base_urls is None:
+            return [(self.base_url or DEFAULT_OPENAI_URL).rstrip("/")]
+        urls = self.base_urls
+        if not isinstance(urls, list) or not urls or not all(isinstance(u, str) for u in urls):
+            raise ConfigError(
+                "embedding.openai.base_urls must be a non-empty list of URLs, e.g. "
+                "[http://127.0.0.1:8000/v1, http://127.0.0.1:8001/v1]"
+            )
+        urls = [u.strip().rstrip("/") for u in urls]
+        for url in urls:
+            if not re.match(r"^https?://[^/\s]", url):
+                raise ConfigError(f"embedding.openai.base_urls: {url!r} is not an http(s) URL")
+        twice = sorted({u for u in urls if urls.count(u) > 1})
+        if twice:
+            raise ConfigError(
+                f"embedding.openai.base_urls lists {', '.join(twice)} more than once: list each "
+                "endpoint once (concurrency sets the requests in flight)"
+            )
+        if self.base_url and self.base_url.strip().rstrip("/") not in urls:
+            raise ConfigError(
+                f"embedding.openai: base_url {self.base_url!r} is not one of base_urls: give "
+                "the endpoints in base_urls only (set base_url to null)"
+            )
+        return urls
+
+    def in_flight(self) -> int:
+        """Requests in flight across the endpoints: ``concurrency``, by default one per endpoint."""
+        if self.concurrency is None:
+            return len(self.urls())
+        if isinstance(self.concurrency, bool) or not isinstance(self.concurrency, int):
+            raise ConfigError(
+                f"embedding.openai.concurrency must be a whole number, not {self.concurrency!r}"
+            )
+        if self.concurrency < 1:
+            raise ConfigError(
+                "embedding.openai.concurrency must be at least 1 (or null: one per endpoint)"
+            )
+        return self.concurrency
+
+    def check(self, path: Path) -> None:
+        """Raise :class:`ConfigError` (naming ``path``) unless the settings fit together."""
+        try:
+            urls = self.urls()
+            self.in_flight()
+            if self.auto_start and len(urls) > 1:
+                raise ConfigError(
+                    "embedding.openai.auto_start starts one server (start_command), so it needs "
+                    "one endpoint: give one base_url, or start the servers in base_urls yourself "
+                    "and set auto_start to false"
+                )
+        except ConfigError as exc:
+            raise ConfigError(f"{path}: {exc}") from None
 
 
 @dataclass
@@ -153,6 +214,14 @@ class EvalConfig:
     beir: str | None = None  # a BEIR folder: queries.jsonl and qrels/SPLIT.tsv
     split: str = "test"
     modes: list[str] = field(default_factory=lambda: ["keyword", "vector", "hybrid"])
+
+
+@dataclass
+class IndexConfig:
+    """Optional indexes of the runtime database."""
+
+    hnsw: bool = False  # an HNSW index on the embeddings, for SQL users (the runtime never uses it)
+    partition_from: int = 200_000  # chunks from which vectors are partitioned (k-means)
 
 
 @dataclass
@@ -178,6 +247,38 @@ OBJECT_STORES = {"s3": "httpfs", "r2": "httpfs", "gcs": "httpfs", "gs": "httpfs"
 """URL schemes ``lake.data_path`` may use, and the DuckDB extension each needs."""
 _URL_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
 _PASSWORD = re.compile(r"password\s*=|://[^/@\s]*:[^/@\s]*@", re.IGNORECASE)
+S3_CREDENTIAL_KEYS = ("key_id", "secret", "access_key_id", "secret_access_key", "session_token")
+"""Keys refused in ``lake.s3``: credentials come from the environment or a DuckDB secret."""
+
+
+@dataclass(frozen=True)
+class S3Config:
+    """How to reach the object store of an ``s3://`` data path; never credentials."""
+
+    endpoint: str | None = None  # host[:port] or http(s)://host[:port]; None: AWS S3
+    url_style: str | None = None  # "path" or "vhost"; None: path with an endpoint, else vhost
+    use_ssl: bool | None = None  # None: from the endpoint's scheme, else true
+    region: str | None = None  # None: AWS_REGION or AWS_DEFAULT_REGION
+
+    def check(self, path: Path) -> None:
+        """Raise :class:`ConfigError` unless every key is usable."""
+        scheme, _, host = str(self.endpoint or "").rpartition("://")
+        host = host.rstrip("/")
+        if self.endpoint is not None and (scheme not in ("", "http", "https") or not host):
+            raise ConfigError(
+                f"{path}: lake.s3.endpoint {self.endpoint!r} must be host[:port] or "
+                "http(s)://host[:port] (for example 'http://127.0.0.1:9000')"
+            )
+        if "/" in host:
+            raise ConfigError(f"{path}: lake.s3.endpoint {self.endpoint!r} must not have a path")
+        if self.url_style not in (None, "path", "vhost"):
+            raise ConfigError(f"{path}: lake.s3.url_style must be 'path' or 'vhost'")
+        if self.use_ssl is not None and not isinstance(self.use_ssl, bool):
+            raise ConfigError(f"{path}: lake.s3.use_ssl must be true or false")
+        if self.use_ssl is not None and scheme and self.use_ssl != (scheme == "https"):
+            raise ConfigError(f"{path}: lake.s3.use_ssl contradicts the {scheme}:// endpoint")
+        if self.region is not None and not str(self.region).strip():
+            raise ConfigError(f"{path}: lake.s3.region must not be empty")
 
 
 @dataclass
@@ -186,9 +287,10 @@ class LakeConfig:
 
     catalog: str | None = None  # None/"local": build/lake/catalog.ducklake; "postgres:CONNINFO"
     data_path: str | None = None  # None: build/lake/data/; an absolute folder; an s3:// URL
+    s3: S3Config = field(default_factory=S3Config)  # endpoint and options of an s3:// data_path
 
     def check(self, path: Path) -> None:
-        """Raise :class:`ConfigError` unless both keys name something usable."""
+        """Raise :class:`ConfigError` unless every key names something usable."""
         catalog = str(self.catalog or "local")
         if catalog != "local" and not (catalog.startswith("postgres:") and catalog[9:].strip()):
             raise ConfigError(
@@ -211,6 +313,7 @@ class LakeConfig:
                 f"{path}: lake.data_path {data_path!r} must be an absolute folder or a URL "
                 "(for example ${PROJECT_ROOT}/lake-data)"
             )
+        self.s3.check(path)
 
 
 @dataclass
@@ -232,6 +335,7 @@ class ProcessingConfig:
     chunking: ChunkingConfig = field(default_factory=ChunkingConfig)
     embedding: EmbeddingConfig = field(default_factory=EmbeddingConfig)
     eval: EvalConfig = field(default_factory=EvalConfig)
+    index: IndexConfig = field(default_factory=IndexConfig)
     lake: LakeConfig = field(default_factory=LakeConfig)
     package: PackageConfig = field(default_factory=PackageConfig)
     versions: list[VersionConfig] = field(default_factory=list)  # empty: one unversioned source
@@ -297,6 +401,19 @@ def _section(data: dict[str, Any], key: str, cls: type, path: Path) -> Any:
     return cls(**values)
 
 
+def _lake(data: dict[str, Any], path: Path) -> LakeConfig:
+    """The ``lake`` section, checked; its ``s3`` mapping must not hold credentials."""
+    lake = _section(data, "lake", LakeConfig, path)
+    if isinstance(lake.s3, dict) and set(lake.s3) & set(S3_CREDENTIAL_KEYS):
+        raise ConfigError(
+            f"{path}: lake.s3 must not hold credentials: set AWS_ACCESS_KEY_ID and "
+            "AWS_SECRET_ACCESS_KEY in the environment or create a DuckDB secret"
+        )
+    lake = replace(lake, s3=_section(data.get("lake") or {}, "s3", S3Config, path))
+    lake.check(path)
+    return lake
+
+
 def _format(value: object, path: Path) -> str:
     from docbuild.processors import FORMATS
 
@@ -335,9 +452,9 @@ def load_processing_config(name: str, root: Path | None = None) -> ProcessingCon
     )
     embedding = dict(data.get("embedding") or {})
     openai = _section(embedding, "openai", OpenAIConfig, path)
+    openai.check(path)
     embedding["openai"] = openai
-    lake = _section(data, "lake", LakeConfig, path)
-    lake.check(path)
+    lake = _lake(data, path)
     return ProcessingConfig(
         name=name,
         server_root=srv,
@@ -354,6 +471,7 @@ def load_processing_config(name: str, root: Path | None = None) -> ProcessingCon
         chunking=_section(data, "chunking", ChunkingConfig, path),
         embedding=_section({"embedding": embedding}, "embedding", EmbeddingConfig, path),
         eval=_section(data, "eval", EvalConfig, path),
+        index=_section(data, "index", IndexConfig, path),
         lake=lake,
         package=_section(data, "package", PackageConfig, path),
         versions=versions,

@@ -156,9 +156,7 @@ def open_engine(
     settings.search.max_top_k = max(settings.search.max_top_k, DEPTH * 3)
     if candidates:
         settings.search.candidates = candidates
-    store = ChunkStore(
-        settings.database, f"tools/build_mcp.sh {server_root.name}", settings.search.field_weights
-    )
+    store = ChunkStore(settings.database, f"tools/build_mcp.sh {server_root.name}", settings.search)
     embedder = QueryEmbedder(settings.embedding, server_root / "runtime" / "model")
     reranker = make_reranker(settings.rerank) if rerank else None
     return SearchEngine(store, embedder, settings.search, reranker)

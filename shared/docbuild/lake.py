@@ -5,7 +5,9 @@ alone; the snapshot carries the build's metadata as its commit message and extra
 
 The catalog is a DuckDB file under ``servers/NAME/build/lake/`` by default, or a PostgreSQL
 database shared by a team (``lake.catalog: postgres:CONNINFO``), where each server keeps its
-catalog tables in its own schema (``NAME_UNDERSCORED``).
+catalog tables in its own schema (``NAME_UNDERSCORED``). The data files may live in a bucket
+(``lake.data_path: s3://BUCKET/PREFIX/``); the credentials never pass through here: DuckDB reads
+them from the environment (``AWS_ACCESS_KEY_ID``...) or from the maintainer's DuckDB secrets.
 """
 
 from __future__ import annotations
@@ -20,11 +22,13 @@ from pathlib import Path
 import duckdb
 from docserve.duck import ExtensionNotInstalledError, connect, extension_path
 
-from docbuild.config import OBJECT_STORES, ProcessingConfig, underscored
+from docbuild.config import OBJECT_STORES, ProcessingConfig, S3Config, underscored
 
 LAKE_ALIAS = "lake"
 POSTGRES = "postgres:"
 EXTENSION_PACKAGES = {"postgres_scanner": "duckdb-ext-postgres", "httpfs": "duckdb-ext-httpfs"}
+ACCESS_PROBE = "docbuild-access-check-*"
+"""A glob under the data path that matches no file: listing it proves the bucket answers."""
 
 
 class LakeError(ValueError):
@@ -50,11 +54,18 @@ class LakeLocation:
     catalog: str  # a DuckDB file, or "postgres:CONNINFO"
     data_path: str  # ends with "/"
     metadata_schema: str | None = None  # the PostgreSQL schema of the catalog tables
+    settings: tuple[tuple[str, str], ...] = ()  # DuckDB settings of the object store (lake.s3)
 
     @property
     def conninfo(self) -> str | None:
         """The libpq connection string of a PostgreSQL catalog (None for a DuckDB file)."""
         return self.catalog.removeprefix(POSTGRES) if self.catalog.startswith(POSTGRES) else None
+
+    @property
+    def bucket(self) -> str | None:
+        """The bucket of an object-store data path (None for a folder)."""
+        scheme, _, rest = self.data_path.partition("://")
+        return rest.split("/", 1)[0] if rest and scheme.lower() in OBJECT_STORES else None
 
     def describe(self) -> str:
         """The catalog, for messages."""
@@ -80,6 +91,10 @@ class LakeLocation:
                     f"the {self.describe()} with data in {self.data_path} needs the DuckDB extension "
                     f"{name!r}: `pip install '{package}=={duckdb.__version__}.*'`"
                 ) from None
+        for name, value in self.settings:
+            con.execute(f"SET {name} = {_literal(value)}")
+        if not read_only:
+            self._check_data_path(con)
         if self.conninfo is None:
             Path(self.catalog).parent.mkdir(parents=True, exist_ok=True)
         if not read_only and "://" not in self.data_path:
@@ -95,6 +110,27 @@ class LakeLocation:
             )
         except duckdb.Error as exc:
             raise self._error(exc, read_only) from None
+
+    def _check_data_path(self, con: duckdb.DuckDBPyConnection) -> None:
+        """Raise :class:`LakeError` unless the bucket of the data path answers (one listing)."""
+        if self.bucket is None:
+            return
+        try:
+            con.execute("SELECT count(*) FROM glob(?)", [self.data_path + ACCESS_PROBE]).fetchone()
+        except duckdb.IOException as exc:
+            raise self.data_error(exc) from None
+
+    def data_error(self, exc: duckdb.Error) -> LakeError:
+        """``exc``, an error reaching the bucket, as a message that names it and what to check."""
+        reason = " ".join(str(exc).split("\n\nLINE ")[0].split())
+        endpoint = dict(self.settings).get("s3_endpoint")
+        where = f"bucket {self.bucket!r}" + (f" at {endpoint}" if endpoint else "")
+        return LakeError(
+            f"cannot use the lake's data files in {self.data_path} ({where}): "
+            f"{reason}. Check that the bucket exists, lake.s3 (endpoint, url_style, use_ssl, "
+            "region) and the credentials (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or a "
+            "DuckDB secret)"
+        )
 
     def _error(self, exc: duckdb.Error, read_only: bool) -> Exception:
         message = str(exc)
@@ -122,9 +158,25 @@ def lake_location(config: ProcessingConfig) -> LakeLocation:
     data_path = config.lake.data_path
     data = f"{str(data_path).rstrip('/')}/{config.name}/" if data_path else f"{lake_dir / 'data'}/"
     catalog = str(config.lake.catalog or "local")
+    settings = object_store_settings(config.lake.s3) if "://" in data else ()
     if catalog == "local":
-        return LakeLocation(str(lake_dir / "catalog.ducklake"), data)
-    return LakeLocation(catalog, data, underscored(config.name))
+        return LakeLocation(str(lake_dir / "catalog.ducklake"), data, settings=settings)
+    return LakeLocation(catalog, data, underscored(config.name), settings)
+
+
+def object_store_settings(s3: S3Config) -> tuple[tuple[str, str], ...]:
+    """The DuckDB settings ``lake.s3`` asks for. What it leaves out DuckDB takes from the
+    environment (``AWS_REGION``, ``DUCKDB_S3_ENDPOINT``...); a DuckDB secret's own values win."""
+    scheme, _, host = (s3.endpoint or "").rpartition("://")
+    use_ssl = s3.use_ssl if s3.use_ssl is not None else (scheme == "https" if scheme else None)
+    url_style = s3.url_style or ("path" if s3.endpoint else None)
+    values = {
+        "s3_endpoint": host.rstrip("/") or None,
+        "s3_url_style": url_style,
+        "s3_use_ssl": None if use_ssl is None else str(use_ssl).lower(),
+        "s3_region": s3.region,
+    }
+    return tuple((name, str(value)) for name, value in values.items() if value is not None)
 
 
 def _literal(text: str) -> str:
@@ -175,9 +227,11 @@ def snapshot_chunks(
         con.execute("COMMIT")
         snapshot_id = con.execute(f"FROM {LAKE_ALIAS}.current_snapshot()").fetchone()[0]
         return Snapshot(int(snapshot_id), int(added), int(removed), changed, by_version)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(duckdb.Error):
             con.execute("ROLLBACK")
+        if isinstance(exc, duckdb.IOException) and lake.bucket is not None:
+            raise lake.data_error(exc) from None
         raise
     finally:
         con.close()

@@ -2,28 +2,38 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Concatenate, ParamSpec, TypeVar
 
 import duckdb
 import numpy as np
+from docserve.config import SearchSettings, configured_search
 from docserve.duck import connect
 from tqdm import tqdm
 
 from docbuild import __version__
+from docbuild.build_lock import build_lock
 from docbuild.chunker import Chunk, Chunker, fence_balanced, text_hash
 from docbuild.config import DocVersion, ProcessingConfig
 from docbuild.consolidate import chunks_table, write_parquet
 from docbuild.discover import SourceFile, discover_sources
 from docbuild.documents import Document, FileProblem, SkipFile
-from docbuild.embedding import Embedder, EmbeddingError, make_embedder
+from docbuild.embedding import (
+    Embedder,
+    EmbeddingError,
+    embed_parts,
+    embedder_notes,
+    make_embedder,
+)
 from docbuild.embedding.cache import EmbeddingCache
 from docbuild.hygiene import furniture
 from docbuild.lake import Snapshot, lake_location, list_snapshots, snapshot_chunks
@@ -34,7 +44,8 @@ from docbuild.step_cache import StepCache, content_key
 from docbuild.sync import source_revision, sync_source
 from docbuild.tokens import TokenCounter
 
-EMBED_GROUP = 256  # chunks embedded between two writes to the cache (what a killed build loses)
+EMBED_GROUP = 256  # chunks embedded between two writes to the cache (what a killed build loses);
+# an embedder with requests in flight (openai) writes each request's vectors as they arrive
 PROBE_TEXT = "How do I search this documentation?"
 """Embedded with every build; the runtime embeds it too to prove it uses the same model."""
 
@@ -107,6 +118,7 @@ class BuildReport:
     chunks: int = 0
     embedded: int = 0
     cached: int = 0
+    embedding_notes: list[str] = field(default_factory=list)  # endpoints' shares and failures
     problems: list[FileProblem] = field(default_factory=list)
     seconds: dict[str, float] = field(default_factory=dict)
     hygiene: Hygiene | None = None
@@ -172,12 +184,33 @@ class Parsed:
         return all(stamp(path) == seen for path, seen in self.dependencies.items())
 
 
-class Build:
-    """One build of one server."""
+P = ParamSpec("P")
+R = TypeVar("R")
 
-    def __init__(self, config: ProcessingConfig, embedder: Embedder | None = None) -> None:
+
+def locked(method: Callable[Concatenate[Build, P], R]) -> Callable[Concatenate[Build, P], R]:
+    """Run a :class:`Build` method holding the server's build lock (``build/.lock``): another
+    build of the same server raises :class:`~docbuild.build_lock.BuildLocked` at once, or is
+    waited for when the build was made with ``wait=True``."""
+
+    @functools.wraps(method)
+    def holding_lock(build: Build, *args: P.args, **kwargs: P.kwargs) -> R:
+        config = build.config
+        with build_lock(config.work_dir, config.name, build.wait, log):
+            return method(build, *args, **kwargs)
+
+    return holding_lock
+
+
+class Build:
+    """One build of one server; ``wait`` waits for a running build of it instead of stopping."""
+
+    def __init__(
+        self, config: ProcessingConfig, embedder: Embedder | None = None, wait: bool = False
+    ) -> None:
         self.config = config
         self._embedder = embedder
+        self.wait = wait
         self.report = BuildReport(config.name, config.database_path)
         self.probe: np.ndarray = np.zeros(0, np.float32)
 
@@ -196,6 +229,7 @@ class Build:
             self.report.seconds[name] = time.perf_counter() - start
         log(f"[{name}] done in {self.report.seconds[name]:.1f} s")
 
+    @locked
     def run(self) -> BuildReport:
         """Run every stage; raises :class:`BuildError` on the first failure."""
         config = self.config
@@ -240,6 +274,7 @@ class Build:
             embedder = self.embedder()
             try:
                 embeddings = self.embed(chunks, embedder)
+                self.report.embedding_notes = embedder_notes(embedder)
             finally:
                 embedder.stop()
         with self.stage("consolidate"):
@@ -279,11 +314,15 @@ class Build:
                     "built_at": datetime.now(UTC).isoformat(timespec="seconds"),
                 },
                 self.evaluate if config.eval.queries or config.eval.beir else None,
+                self.search_settings(),
+                config.index,
+                log,
             )
         with self.stage("package"):
             self.package(embedder)
         return self.report
 
+    @locked
     def rollback(self, snapshot_id: int) -> BuildReport:
         """Materialise an earlier snapshot as the runtime database; nothing is embedded."""
         config = self.config
@@ -306,6 +345,9 @@ class Build:
                     "built_at": datetime.now(UTC).isoformat(timespec="seconds"),
                     "rolled_back_to": snapshot_id,
                 },
+                search=self.search_settings(),
+                index=config.index,
+                log=log,
             )
         with self.stage("package"):
             install_runtime(config.server_root, config.name)
@@ -488,16 +530,20 @@ class Build:
             if probe not in vectors:
                 missing.append(probe)
             with progress(total=len(missing), desc="embed", unit="chunk") as bar:
-                for start in range(0, len(missing), EMBED_GROUP):
-                    group = missing[start : start + EMBED_GROUP]
-                    matrix = embedder.embed_batch([texts[h] for h in group])
-                    cache.put_many(embedder.cache_key, group, matrix)
-                    vectors.update(zip(group, matrix, strict=True))
-                    bar.update(len(group))
+                wanted = [texts[h] for h in missing]
+                for start, matrix in embed_parts(embedder, wanted, EMBED_GROUP):
+                    done = missing[start : start + len(matrix)]
+                    cache.put_many(embedder.cache_key, done, matrix)
+                    vectors.update(zip(done, matrix, strict=True))
+                    bar.update(len(done))
             self.probe = vectors[probe]
         finally:
             cache.close()
         return np.stack([vectors[c.content_hash] for c in chunks]).astype(np.float32)
+
+    def search_settings(self) -> SearchSettings:
+        """The server's search settings (BM25 parameters and probes are stored with the index)."""
+        return configured_search(self.config.server_root / "config" / "server_config.yaml")
 
     def build_info(self, embedder: Embedder) -> dict[str, object]:
         """What the runtime needs to know about this build (stored in ``build_info``)."""
@@ -559,6 +605,7 @@ def format_summary(report: BuildReport) -> str:
         f"  files {report.files} ({report.files_unchanged} unchanged), documents "
         f"{report.documents} ({report.documents_unchanged} unchanged), chunks {report.chunks} "
         f"(embedded {report.embedded}, from cache {report.cached})",
+        *(f"  {note}" for note in report.embedding_notes),
     ]
     for v in report.versions:
         line = f"  version {v.label}{' (default)' if v.label == report.default_version else ''}: "

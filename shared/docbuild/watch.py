@@ -2,7 +2,8 @@
 
 Polls the files the build would read (same include and exclude patterns) and the server's
 ``processing_config.yaml``; once they have stopped changing for ``debounce`` seconds, runs an
-incremental build. A running server picks up each new database on its next call.
+incremental build. A running server picks up each new database on its next call. When another
+build of the same server is running (one started by hand), the watcher's build waits for it.
 """
 
 from __future__ import annotations
@@ -114,14 +115,15 @@ class Watcher:
             current = later
 
     def build(self) -> None:
-        """One incremental build; a failure is reported and watching goes on."""
+        """One incremental build (once any other build of the server has finished); a failure is
+        reported and watching goes on."""
         self.builds += 1
         try:
             config = load_processing_config(self.name)
             if self.embedder is None or self.embedder_config != config.embedding:
                 self.embedder = make_embedder(config.embedding, log_dir=config.work_dir)
                 self.embedder_config = config.embedding  # the model stays loaded between builds
-            report = Build(config, self.embedder).run()
+            report = Build(config, self.embedder, wait=True).run()  # after a running build
         except (BuildError, ConfigError, EmbeddingError, OSError, ValueError) as exc:
             log(f"build {self.builds} failed: {exc}")
             log("the previous database is still served; watching for the next change")

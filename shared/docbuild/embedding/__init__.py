@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Protocol
 
@@ -15,7 +16,11 @@ class EmbeddingError(RuntimeError):
 
 
 class Embedder(Protocol):
-    """Anything that turns texts into L2-normalised float32 vectors."""
+    """Anything that turns texts into L2-normalised float32 vectors.
+
+    It may also have ``embed_stream(texts)`` (see :func:`embed_parts`) and ``notes()`` (see
+    :func:`embedder_notes`).
+    """
 
     model_id: str
     cache_key: str
@@ -44,6 +49,28 @@ def make_embedder(config: EmbeddingConfig, log_dir: Path | None = None) -> Embed
 
         return OpenAIEmbedder(config.openai, log_dir=log_dir)
     raise EmbeddingError(f"unknown embedding provider {config.provider!r}: use 'local' or 'openai'")
+
+
+def embed_parts(
+    embedder: Embedder, texts: list[str], group: int
+) -> Iterator[tuple[int, np.ndarray]]:
+    """``(offset, vectors)`` for parts of ``texts`` as they are embedded, in any order.
+
+    An embedder with an ``embed_stream`` (the ``openai`` one: several requests in flight) yields
+    each request's vectors as they arrive; any other embeds ``group`` texts at a time.
+    """
+    stream = getattr(embedder, "embed_stream", None)
+    if stream is not None:
+        yield from stream(texts)
+        return
+    for start in range(0, len(texts), group):
+        yield start, embedder.embed_batch(texts[start : start + group])
+
+
+def embedder_notes(embedder: Embedder) -> list[str]:
+    """What the embedder has to say in the build summary (endpoints that failed, say)."""
+    notes = getattr(embedder, "notes", None)
+    return notes() if notes is not None else []
 
 
 def normalise(matrix: np.ndarray) -> np.ndarray:

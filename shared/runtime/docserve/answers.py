@@ -78,7 +78,9 @@ class Answers:
 
     def chunk(self, chunk_id: str) -> Answer:
         """One chunk by id."""
-        row = self.engine.store.rows([chunk_id]).get(chunk_id) if chunk_id else None
+        store = self.engine.store
+        number = store.row_of(chunk_id) if chunk_id else None
+        row = None if number is None else store.rows_at([number]).get(number)
         if row is None:
             raise AnswerError(f"no chunk with id {chunk_id!r}; use the chunk_id of a search result")
         return Answer(self.renderer.chunk(row), row)

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 ALL_VERSIONS = "all"
+PATH_MASKS_KEPT = 16
+DOCUMENT_COLUMNS = ("document_id", "path", "title", "url", "version", "first", "chunks", "sections")
 _WORD = re.compile(r"\w+")
 _GLOB_CHARS = re.compile(r"[*?\[]")
 
@@ -29,6 +32,7 @@ class DocumentEntry:
     """One document of one version: where its chunks are."""
 
     index: int
+    first: int  # its first row (a document's rows are contiguous)
     document_id: str
     path: str
     title: str
@@ -89,50 +93,59 @@ def path_matcher(spec: str) -> Any:
     return matches
 
 
+Breadcrumbs = Callable[[], list[tuple[tuple[str, ...], np.ndarray]]]
+
+
 class Catalog:
-    """Documents, versions and sections of a database, from per-row metadata read at start."""
+    """Documents, versions and sections of a database, from per-document metadata read at start."""
 
     def __init__(
-        self, rows: dict[str, np.ndarray], versions: list[str], default_version: str | None
+        self,
+        documents: dict[str, np.ndarray],
+        rows: int,
+        versions: list[str],
+        default_version: str | None,
+        breadcrumbs: Breadcrumbs,
     ) -> None:
-        n = len(rows["document_id"])
+        """``documents``: columns document_id, path, title, url, version, first, chunks and
+        sections, in row order; ``breadcrumbs`` lists each (title, heading…) and its rows."""
         self.versions = versions
         self.default_version = default_version
-        code = {label: i for i, label in enumerate(versions)}
-        self.row_versions = np.fromiter(
-            (code.get(v, -1) for v in rows["version"]), dtype=np.int16, count=n
-        )
-        documents: dict[str, int] = {}
-        doc_of_row = np.zeros(n, dtype=np.int32)
-        firsts: list[int] = []
-        for row, document_id in enumerate(rows["document_id"]):
-            index = documents.setdefault(document_id, len(documents))
-            if index == len(firsts):
-                firsts.append(row)
-            doc_of_row[row] = index
-        self.doc_of_row = doc_of_row
-        chunks = np.bincount(doc_of_row, minlength=len(documents))
-        hierarchies = rows["section_hierarchy"]
-        sections = [set() for _ in documents]
-        for row in range(n):
-            sections[doc_of_row[row]].add(hierarchies[row])
         self.documents = [
             DocumentEntry(
                 index=i,
-                document_id=document_id,
-                path=str(rows["path"][firsts[i]]),
-                title=str(rows["title"][firsts[i]] or ""),
-                version=rows["version"][firsts[i]] if versions else None,
-                url=rows["url"][firsts[i]],
-                chunks=int(chunks[i]),
-                sections=len(sections[i]),
+                first=int(first),
+                document_id=str(document_id),
+                path=str(path),
+                title=str(title or ""),
+                version=(version or None) if versions else None,
+                url=str(url),
+                chunks=int(chunks),
+                sections=int(sections),
             )
-            for i, document_id in enumerate(documents)
+            for i, (document_id, path, title, url, version, first, chunks, sections) in enumerate(
+                zip(
+                    *(documents[name] for name in DOCUMENT_COLUMNS),
+                    strict=True,
+                )
+            )
         ]
-        self._titles = [str(t or "") for t in rows["title"]]
-        self._hierarchies = hierarchies
+        self._by_id = {doc.document_id: doc for doc in self.documents}
+        counts = np.asarray(documents["chunks"], dtype=np.int64)
+        if counts.sum() != rows:
+            raise ValueError(f"the documents hold {counts.sum()} rows, the table {rows}")
+        self.doc_of_row = np.repeat(np.arange(len(self.documents), dtype=np.int32), counts)
+        code = {label: i for i, label in enumerate(versions)}
+        doc_versions = np.array([code.get(d.version or "", -1) for d in self.documents], np.int16)
+        self.row_versions = doc_versions[self.doc_of_row] if rows else np.zeros(0, np.int16)
+        self._breadcrumbs = breadcrumbs
         self._section_index: dict[str, np.ndarray] | None = None
+        self._path_masks: dict[tuple[str, str | None], np.ndarray] = {}
         self._lock = threading.Lock()
+
+    def by_id(self, document_id: str) -> DocumentEntry:
+        """The document ``document_id`` (KeyError when there is none)."""
+        return self._by_id[document_id]
 
     @property
     def several_versions(self) -> bool:
@@ -217,7 +230,21 @@ class Catalog:
     # -- filters ----------------------------------------------------------------------------
 
     def path_mask(self, path: str, version: str | None) -> np.ndarray:
-        """Rows of documents whose path matches ``path``; raises when none does."""
+        """Rows of documents whose path matches ``path``; raises when none does (the last few
+        masks are kept: an agent often repeats a filter, and matching every path takes time on
+        a large database)."""
+        key = (path, version)
+        with self._lock:
+            cached = self._path_masks.pop(key, None)
+            if cached is None:
+                cached = self._match_paths(path, version)
+                cached.flags.writeable = False  # shared by the requests that ask for it
+            self._path_masks[key] = cached
+            while len(self._path_masks) > PATH_MASKS_KEPT:
+                self._path_masks.pop(next(iter(self._path_masks)))
+        return cached
+
+    def _match_paths(self, path: str, version: str | None) -> np.ndarray:
         chosen = self.documents_of(version, path)
         if not chosen:
             where = f" in version {version!r}" if version else ""
@@ -258,15 +285,13 @@ class Catalog:
         """Word -> rows whose title or breadcrumb has it (built once, on first use)."""
         with self._lock:
             if self._section_index is None:
-                by_breadcrumb: dict[tuple[str, ...], list[int]] = {}
-                for row, hierarchy in enumerate(self._hierarchies):
-                    key = (self._titles[row], *hierarchy)
-                    by_breadcrumb.setdefault(key, []).append(row)
-                index: dict[str, list[int]] = {}
-                for key, rows in by_breadcrumb.items():
+                index: dict[str, list[np.ndarray]] = {}
+                for key, rows in self._breadcrumbs():
                     for word in set(words(" ".join(key))):
-                        index.setdefault(word, []).extend(rows)
-                self._section_index = {w: np.asarray(r, dtype=np.int64) for w, r in index.items()}
+                        index.setdefault(word, []).append(rows)
+                self._section_index = {
+                    w: np.concatenate(r).astype(np.int64) for w, r in index.items()
+                }
             return self._section_index
 
     def mask(

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from .settings import SettingsError, apply_env_overrides, load_yaml, substitute
 
 FUSIONS = ("convex", "rrf")
@@ -31,6 +33,8 @@ class SearchSettings:
     max_query_chars: int = 2000
     bm25_k1: float = 1.2
     bm25_b: float = 0.75
+    vector_probes: int = 32  # partitions scored per query (large databases)
+    keyword_postings_cap: int = 200_000  # postings read per query term, best first
     field_weights: dict[str, float] = field(
         default_factory=lambda: {"title": 2.0, "headings": 2.0, "content": 1.0, "code_terms": 1.0}
     )
@@ -111,6 +115,18 @@ def _section(data: dict[str, Any], key: str, cls: type, source: Path) -> Any:
     if unknown:
         raise SettingsError(f"{source}: unknown key(s) in '{key}': {', '.join(unknown)}")
     return cls(**values)
+
+
+def configured_search(path: Path) -> SearchSettings:
+    """The ``search`` section of the server config file ``path`` as written (no environment
+    overrides: the build reads it, and the build's environment configures the build)."""
+    if not path.is_file():
+        return SearchSettings()
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as exc:
+        raise SettingsError(f"{path} is not valid YAML: {exc}") from None
+    return _section(data if isinstance(data, dict) else {}, "search", SearchSettings, path)
 
 
 def load_settings(name: str, server_root: Path, config_path: Path | None = None) -> ServerSettings:

@@ -24,7 +24,6 @@ Mode = Literal["hybrid", "vector", "keyword"]
 MODES: tuple[str, ...] = ("hybrid", "vector", "keyword")
 MODEL_MATCH_COSINE = 0.99
 MAX_NEIGHBORS = 5
-SUBSET_SHARE = 4  # a filter keeping under 1/4 of the rows scores just those (copying them)
 
 
 def min_max(candidates: list[tuple[int, float]]) -> list[tuple[int, float]]:
@@ -104,51 +103,18 @@ class SearchEngine:
     def vector_candidates(
         self, vector: np.ndarray, k: int, mask: np.ndarray | None = None
     ) -> list[tuple[int, float]]:
-        """Top ``k`` rows by cosine similarity (exact), among the rows ``mask`` keeps."""
-        rows = None if mask is None else np.flatnonzero(mask)
-        if rows is not None and len(rows) * SUBSET_SHARE < len(mask):
-            scores = self.store.matrix[rows] @ vector  # a small subset: score only its rows
-        else:  # copying most of the matrix would cost more than scoring all of it
-            scores = self.store.matrix @ vector
-            if rows is not None:
-                scores = scores[rows]
-        k = min(k, len(scores))
-        if k <= 0:
-            return []
-        top = np.argpartition(-scores, k - 1)[:k]
-        top = top[np.argsort(-scores[top], kind="stable")]
-        ids = top if rows is None else rows[top]
-        return [(int(row), float(score)) for row, score in zip(ids, scores[top], strict=True)]
+        """Top ``k`` rows by cosine similarity, among the rows ``mask`` keeps."""
+        return self.store.vectors.search(vector, k, mask)
 
     def keyword_candidates(
         self, query: str, k: int, mask: np.ndarray | None = None
     ) -> list[tuple[int, float]]:
         """Top ``k`` rows by BM25 among the rows ``mask`` keeps; only rows that match at least
         one query term."""
-        p = self.store.postings
-        if p is None:
+        if self.store.keywords is None:
             return []
-        scores = np.zeros(len(self.store.chunk_ids), dtype=np.float32)
-        n_docs = float(len(self.store.chunk_ids))
-        k1, b = self.settings.bm25_k1, self.settings.bm25_b
-        for term in self.store.query_terms(query):
-            termid = p.term_ids.get(term)
-            if termid is None:
-                continue
-            lo, hi = p.start[termid], p.start[termid + 1]
-            rows, tf = p.docs[lo:hi], p.tf[lo:hi]
-            keep = rows >= 0
-            rows, tf = rows[keep], tf[keep]
-            idf = np.log((n_docs - p.df[termid] + 0.5) / (p.df[termid] + 0.5) + 1.0)
-            norm = tf + k1 * (1.0 - b + b * p.doc_len[rows] / p.avgdl)
-            np.add.at(scores, rows, idf * tf * (k1 + 1.0) / norm)
-        if mask is not None:
-            scores[~mask] = 0.0
-        matched = np.flatnonzero(scores > 0)
-        if not len(matched):
-            return []
-        order = matched[np.argsort(-scores[matched], kind="stable")][:k]
-        return [(int(row), float(scores[row])) for row in order]
+        terms = self.store.query_terms(query)
+        return self.store.keywords.search(terms, k, mask, self.settings.keyword_postings_cap)
 
     # -- the vector path's health -------------------------------------------------------------
 
@@ -236,7 +202,7 @@ class SearchEngine:
             elif mode == "vector":
                 want_keyword = True
         if want_keyword:
-            if self.store.postings is not None:
+            if self.store.keywords is not None:
                 lists["keyword"] = self.keyword_candidates(query, depth, mask)
             else:
                 notes.append("the database has no full-text index; answered by vector search only")
@@ -248,7 +214,7 @@ class SearchEngine:
             fused, reranked = self._rerank(query, fused, notes)
         results = self._results(fused[:top_k])
         if neighbors:
-            results = self._expand(results, neighbors)
+            results = self._expand(results, [row for row, _, _ in fused[:top_k]], neighbors)
         if max_tokens is not None:
             results = self._within_budget(results, max_tokens, notes)
         requested = {"hybrid": {"vector", "keyword"}, "vector": {"vector"}, "keyword": {"keyword"}}[
@@ -313,8 +279,8 @@ class SearchEngine:
         """Rerank the head of the fused list; on failure keep the fused order (returns ok flag)."""
         assert self.reranker is not None
         head = fused[: self.reranker.candidates]
-        rows = self.store.rows([self.store.chunk_ids[row] for row, _, _ in head])
-        texts = [rows[self.store.chunk_ids[row]]["content"] for row, _, _ in head]
+        rows = self.store.rows_at([row for row, _, _ in head])
+        texts = [rows[row]["content"] for row, _, _ in head]
         try:
             scores = self.reranker.score(query, texts)
         except RerankError as exc:
@@ -328,19 +294,18 @@ class SearchEngine:
         ]
         return reranked + fused[len(head) :], True
 
-    def _expand(self, results: list[SearchResult], n: int) -> list[SearchResult]:
+    def _expand(self, results: list[SearchResult], rows: list[int], n: int) -> list[SearchResult]:
         """Merge up to ``n`` neighbours on each side into each hit, never repeating a chunk that an
         earlier (better) hit already carries; a hit inside an earlier window is dropped."""
         covered: dict[str, set[int]] = {}
         expanded = []
-        for result in results:
+        for result, row in zip(results, rows, strict=True):
             seen = covered.setdefault(result.document_id, set())
             if result.chunk_index in seen:
                 continue
-            rows = self.store.neighbours(
-                result.document_id, result.chunk_index - n, result.chunk_index + n
-            )
-            window = [row for row in rows if row["chunk_index"] not in seen]
+            window = [
+                near for near in self.store.neighbours(row, n, n) if near["chunk_index"] not in seen
+            ]
             position = next(
                 i for i, row in enumerate(window) if row["chunk_index"] == result.chunk_index
             )
@@ -386,14 +351,13 @@ class SearchEngine:
         return kept
 
     def _results(self, fused: list[tuple[int, float, dict[str, int]]]) -> list[SearchResult]:
-        ids = [self.store.chunk_ids[row] for row, _, _ in fused]
-        rows = self.store.rows(ids)
+        rows = self.store.rows_at([row for row, _, _ in fused])
         results = []
-        for (_row, score, ranks), chunk_id in zip(fused, ids, strict=True):
-            data = rows[chunk_id]
+        for row, score, ranks in fused:
+            data = rows[row]
             results.append(
                 SearchResult(
-                    chunk_id=chunk_id,
+                    chunk_id=data["chunk_id"],
                     document_id=data["document_id"],
                     path=data["path"],
                     title=data["title"],

@@ -78,7 +78,7 @@ class Runtime:
         """An engine over the database as it is now, or None (the reason in ``error``)."""
         settings = self.settings
         try:
-            store = ChunkStore(settings.database, self.build_hint, settings.search.field_weights)
+            store = ChunkStore(settings.database, self.build_hint, settings.search)
         except DatabaseError as exc:
             self.error = str(exc)
             print(f"error: {exc}", file=sys.stderr)
@@ -280,7 +280,8 @@ def create_server(
             "build_info": engine.store.info,
             "query_embedder": engine.embedder.description,
             "vector_search": engine.model_mismatch is None and engine.embedder.last_error is None,
-            "keyword_search": engine.store.postings is not None,
+            "keyword_search": engine.store.keywords is not None,
+            "vector_index": engine.store.vectors.describe(),
             "reranker": settings.rerank.provider,
             "reranker_error": runtime.rerank_error,
             "reload_error": runtime.reload_error,
@@ -365,7 +366,8 @@ def describe_stats(data: dict[str, Any]) -> str:
         f"# {data['name']}: {data['documents']} documents, {data['chunks']} chunks",
         f"built {info.get('built_at')} (snapshot {info.get('snapshot_id')}) with "
         f"{info.get('model_id')}, {info.get('dimension')}-d",
-        f"vector search: {'on' if data['vector_search'] else 'off'}; keyword search: "
+        f"vector search: {'on' if data['vector_search'] else 'off'} ({data['vector_index']}); "
+        "keyword search: "
         f"{'on' if data['keyword_search'] else 'off'}; reranker: {data['reranker']}",
     ]
     if data["versions"]:

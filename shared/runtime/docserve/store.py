@@ -1,30 +1,37 @@
-"""The runtime database, opened read-only and held in memory where it makes search fast.
+"""The runtime database, opened read-only, with what makes search fast held in memory.
 
-Vectors: the embeddings as one float32 matrix, searched exactly (a matrix-vector product beats
-the HNSW index at documentation scale and has perfect recall). Keywords: BM25 over postings read
-from DuckDB's full-text index tables into numpy, scored as ``match_bm25`` scores them (without
-its per-query scan of the index tables), with a term's frequency weighted by the field it occurs
-in (title and headings can count more than body text). Chunk text is read from DuckDB per result.
+The build stores the search structures in the database itself (``search_arrays``, see
+``docs/search-design.md``): the vectors (float32; grouped in partitions for large databases)
+and impact-ordered BM25 postings. They are read once at start, with the documents'
+metadata; chunk text is read from DuckDB per result, by the ``chunk_row`` column (row number,
+indexed), so nothing per chunk is kept in Python objects.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 import threading
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import duckdb
 import numpy as np
 
+from .arrays import stored_arrays
 from .catalog import Catalog
 from .codeterms import code_terms
+from .config import SearchSettings
 from .duck import connect
+from .keywords import ARRAYS as KEYWORD_ARRAYS
+from .keywords import Bm25Params, KeywordIndex, build_keyword_index
+from .vectors import VectorIndex
 
+SEARCH_INDEX_FORMAT = 1
+MEMORY_LIMIT = "512MB"  # DuckDB's own buffers (the arrays are read as a stream)
 RESULT_COLUMNS = (
-    "chunk_id, document_id, path, title, section_hierarchy, section_url, url, content, "
-    "page, chunk_index, has_code, token_count"
+    "chunk_row, chunk_id, document_id, path, title, section_hierarchy, section_url, url, "
+    "content, page, chunk_index, has_code, token_count"
 )
 
 
@@ -36,6 +43,8 @@ def open_read_only(path: Path) -> duckdb.DuckDBPyConnection:
     could still see the old one while any connection to it lives.
     """
     con = connect(extensions=("fts",))
+    # what the server reads at start it holds itself: DuckDB need not cache the file's blocks too
+    con.execute(f"SET memory_limit = '{MEMORY_LIMIT}'")
     quoted = str(path).replace("'", "''")
     con.execute(f"ATTACH '{quoted}' AS served (READ_ONLY)")
     con.execute("USE served")
@@ -52,54 +61,64 @@ class DatabaseError(RuntimeError):
     """The database is missing or unreadable; the message names the file and how to build it."""
 
 
-@dataclass
-class Postings:
-    """BM25 postings: for term ``t``, documents ``docs[start[t]:start[t+1]]`` with frequencies."""
-
-    term_ids: dict[str, int]
-    df: np.ndarray
-    start: np.ndarray
-    docs: np.ndarray
-    tf: np.ndarray
-    doc_len: np.ndarray
-    avgdl: float
-
-
 class ChunkStore:
     """Read-only access to a built server database."""
 
-    def __init__(
-        self, path: Path, build_hint: str, field_weights: dict[str, float] | None = None
-    ) -> None:
+    def __init__(self, path: Path, build_hint: str, settings: SearchSettings | None = None) -> None:
         self.path = path
-        self.field_weights = field_weights or {}
+        settings = settings or SearchSettings()
+        self.lock = threading.Lock()
         if not path.is_file():
             raise DatabaseError(f"database {path} not found: build it with `{build_hint}`")
         try:
             self.con = open_read_only(path)
             self.info = read_build_info(self.con)
-            rows = self._read_rows()
-        except (duckdb.Error, ValueError) as exc:
+            index = self.info.get("search_index") or {}
+            if index.get("format") != SEARCH_INDEX_FORMAT:
+                raise ValueError(
+                    "it has no search index of the format this runtime reads (built by an "
+                    "older docbuild)"
+                )
+            self.size = int(index["rows"])
+            self.vectors = VectorIndex.read(
+                self.con, bool(index.get("partitions")), settings.vector_probes
+            )
+            self.keywords = self._keyword_index(index, settings)
+            self.catalog = self._read_catalog()
+        except (duckdb.Error, ValueError, KeyError) as exc:
             raise DatabaseError(
                 f"database {path} cannot be read ({exc}); rebuild it with `{build_hint}`"
             ) from None
-        self.chunk_ids: list[str] = list(rows["chunk_id"])
-        self.row_of = {chunk_id: row for row, chunk_id in enumerate(self.chunk_ids)}
-        self.matrix = (
-            np.stack(rows["embedding"]).astype(np.float32)
-            if len(self.chunk_ids)
-            else np.zeros((0, 1), np.float32)
-        )
-        self.lock = threading.Lock()
-        self.postings = self._read_postings()
-        versions = [v["label"] for v in self.info.get("versions") or []] or sorted(
-            {v for v in rows["version"] if v}
-        )
-        default = self.info.get("default_version") or (versions[-1] if versions else None)
-        self.catalog = Catalog(rows, versions, default)
 
-    def _read_rows(self) -> dict[str, np.ndarray]:
-        """Per-row embedding and the metadata filters and outlines need, in row order."""
+    def _keyword_index(
+        self, index: dict[str, Any], settings: SearchSettings
+    ) -> KeywordIndex | None:
+        """The stored BM25 postings, or postings computed now when the settings differ from the
+        build's (slow on a large database: rebuild to store them); None without DuckDB's full-text
+        index."""
+        fts = self.con.execute(
+            "SELECT count(*) FROM duckdb_tables() WHERE schema_name = 'fts_main_chunks'"
+        ).fetchone()[0]
+        if not fts:  # queries are tokenised by the full-text index's own macros
+            return None
+        if not set(KEYWORD_ARRAYS) <= stored_arrays(self.con):
+            raise ValueError("its keyword index is incomplete")
+        wanted = Bm25Params.of(settings.bm25_k1, settings.bm25_b, settings.field_weights)
+        if index.get("bm25") == wanted.to_dict():
+            return KeywordIndex.read(self.con, self.size)
+        print(
+            f"BM25 settings {wanted.to_dict()} differ from the build's {index.get('bm25')}: "
+            "computing postings at start (rebuild the server to store them)",
+            file=sys.stderr,
+        )
+        self.con.execute("RESET memory_limit")  # a large sort: DuckDB's default limit
+        try:
+            return build_keyword_index(self.con, wanted)
+        finally:
+            self.con.execute(f"SET memory_limit = '{MEMORY_LIMIT}'")
+
+    def _read_catalog(self) -> Catalog:
+        """Documents (contiguous rows, first row and count), versions and sections."""
         columns = {
             name
             for (name,) in self.con.execute(
@@ -107,59 +126,30 @@ class ChunkStore:
                 "AND table_name = 'chunks'"
             ).fetchall()
         }
-        version = "coalesce(version, '')" if "version" in columns else "''"
-        rows = self.con.execute(
-            "SELECT chunk_id, embedding, document_id, path, coalesce(title, '') AS title, "
-            "coalesce(url, '') AS url, coalesce(section_hierarchy, []) AS section_hierarchy, "
-            f"{version} AS version FROM chunks ORDER BY rowid"
+        version = "any_value(version)" if "version" in columns else "NULL"
+        documents = self.con.execute(
+            "SELECT document_id, any_value(path) AS path, coalesce(any_value(title), '') AS title, "
+            f"coalesce(any_value(url), '') AS url, coalesce({version}, '') AS version, "
+            "min(chunk_row) AS first, count(*) AS chunks, max(chunk_row) AS last, "
+            "count(DISTINCT coalesce(section_hierarchy, [])) AS sections "
+            "FROM chunks GROUP BY document_id ORDER BY first"
         ).fetchnumpy()
-        plain = {key: np.asarray(column) for key, column in rows.items()}
-        hierarchies = np.empty(len(plain["chunk_id"]), dtype=object)
-        hierarchies[:] = [tuple(h) for h in plain["section_hierarchy"]]
-        plain["section_hierarchy"] = hierarchies
-        return plain
+        if np.any(documents["last"] - documents["first"] + 1 != documents["chunks"]):
+            raise ValueError("a document's chunks are not contiguous rows")
+        versions = [v["label"] for v in self.info.get("versions") or []] or sorted(
+            {v for v in documents["version"] if v}
+        )
+        default = self.info.get("default_version") or (versions[-1] if versions else None)
+        return Catalog(documents, self.size, versions, default, self._breadcrumbs)
 
-    def _read_postings(self) -> Postings | None:
-        """The FTS index as postings, or None when the database has no FTS index."""
-        present = self.con.execute(
-            "SELECT count(*) FROM duckdb_tables() WHERE schema_name = 'fts_main_chunks' AND table_name = 'terms'"
-        ).fetchone()[0]
-        if not present:
-            return None
-        docs = self.con.execute("SELECT docid, name, len FROM fts_main_chunks.docs").fetchnumpy()
-        row_of_doc = np.full(int(docs["docid"].max(initial=-1)) + 1, -1, dtype=np.int64)
-        doc_len = np.zeros(len(self.chunk_ids), dtype=np.float32)
-        for docid, name, length in zip(docs["docid"], docs["name"], docs["len"], strict=True):
-            row = self.row_of.get(name)
-            if row is not None:
-                row_of_doc[docid] = row
-                doc_len[row] = length
-        terms = self.con.execute("SELECT termid, term, df FROM fts_main_chunks.dict").fetchnumpy()
-        fields = dict(
-            self.con.execute("SELECT fieldid, field FROM fts_main_chunks.fields").fetchall()
-        )
-        weights = [(fid, float(self.field_weights.get(name, 1.0))) for fid, name in fields.items()]
-        postings = self.con.execute(
-            "SELECT t.termid, t.docid, sum(w.weight)::FLOAT AS tf FROM fts_main_chunks.terms t "
-            "JOIN (SELECT unnest(?) AS fieldid, unnest(?) AS weight) w USING (fieldid) "
-            "GROUP BY ALL ORDER BY t.termid, t.docid",
-            [[f for f, _ in weights], [w for _, w in weights]],
-        ).fetchnumpy()
-        n_terms = int(terms["termid"].max(initial=-1)) + 1
-        df = np.zeros(n_terms, dtype=np.float32)
-        df[terms["termid"]] = terms["df"]
-        counts = np.bincount(postings["termid"], minlength=n_terms)
-        start = np.concatenate([[0], np.cumsum(counts)])
-        avgdl = self.con.execute("SELECT avgdl FROM fts_main_chunks.stats").fetchone()[0] or 1.0
-        return Postings(
-            term_ids=dict(zip(terms["term"].tolist(), terms["termid"].tolist(), strict=True)),
-            df=df,
-            start=start,
-            docs=row_of_doc[postings["docid"]],
-            tf=postings["tf"].astype(np.float32),
-            doc_len=doc_len,
-            avgdl=float(avgdl),
-        )
+    def _breadcrumbs(self) -> list[tuple[tuple[str, ...], np.ndarray]]:
+        """Each distinct (title, heading…) breadcrumb and its rows (for section filters)."""
+        with self.lock:
+            found = self.con.execute(
+                "SELECT coalesce(title, ''), coalesce(section_hierarchy, []), list(chunk_row) "
+                "FROM chunks GROUP BY ALL"
+            ).fetchall()
+        return [((title, *hierarchy), np.asarray(rows)) for title, hierarchy, rows in found]
 
     def query_terms(self, query: str) -> list[str]:
         """The query's terms as the index has them (same tokenizer, stemmer and code terms)."""
@@ -171,48 +161,53 @@ class ChunkStore:
             ).fetchone()
         return [t for t in (row[0] or []) if t]
 
-    def rows(self, chunk_ids: list[str]) -> dict[str, dict[str, Any]]:
-        """Full rows (without embeddings) for ``chunk_ids``."""
-        if not chunk_ids:
+    def rows_at(self, rows: list[int]) -> dict[int, dict[str, Any]]:
+        """Full rows (without embeddings) by row number."""
+        if not rows:
             return {}
-        with self.lock:
-            cursor = self.con.execute(
-                f"SELECT {RESULT_COLUMNS} FROM chunks WHERE chunk_id IN (SELECT unnest(?))",
-                [chunk_ids],
-            )
-            names = [d[0] for d in cursor.description]
-            found = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
-        return {row["chunk_id"]: self._with_version(row) for row in found}
+        listed = ", ".join(str(int(row)) for row in rows)  # integers: safe to inline (index scan)
+        return self._fetch(f"SELECT {RESULT_COLUMNS} FROM chunks WHERE chunk_row IN ({listed})")
 
-    def neighbours(self, document_id: str, low: int, high: int) -> list[dict[str, Any]]:
-        """Chunks of ``document_id`` with ``low <= chunk_index <= high``, in order."""
+    def row_of(self, chunk_id: str) -> int | None:
+        """The row number of ``chunk_id`` (None when no chunk has it)."""
         with self.lock:
-            cursor = self.con.execute(
-                f"SELECT {RESULT_COLUMNS} FROM chunks WHERE document_id = ? AND chunk_index BETWEEN ? AND ? "
-                "ORDER BY chunk_index",
-                [document_id, low, high],
-            )
-            names = [d[0] for d in cursor.description]
-            found = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
-        return [self._with_version(row) for row in found]
+            found = self.con.execute(
+                "SELECT chunk_row FROM chunks WHERE chunk_id = ?", [chunk_id]
+            ).fetchone()
+        return None if found is None else int(found[0])
+
+    def neighbours(self, row: int, before: int, after: int) -> list[dict[str, Any]]:
+        """Chunks from ``before`` rows before ``row`` to ``after`` after it, within its document,
+        in order."""
+        document = self.catalog.documents[int(self.catalog.doc_of_row[row])]
+        low = max(document.first, row - before)
+        high = min(document.first + document.chunks - 1, row + after)
+        found = self.rows_at(list(range(low, high + 1)))
+        return [found[r] for r in range(low, high + 1) if r in found]
 
     def document_rows(self, document_id: str) -> list[dict[str, Any]]:
         """Every chunk of ``document_id``, in reading order."""
-        return self.neighbours(document_id, 0, 2**31 - 1)
+        document = self.catalog.by_id(document_id)
+        first = document.first
+        return self.neighbours(first, 0, document.chunks - 1)
 
-    def _with_version(self, row: dict[str, Any]) -> dict[str, Any]:
-        """``row`` with its documentation version (None on a server without versions)."""
-        code = self.catalog.row_versions[self.row_of[row["chunk_id"]]]
-        row["version"] = self.catalog.versions[code] if code >= 0 else None
-        return row
+    def _fetch(self, sql: str) -> dict[int, dict[str, Any]]:
+        """Rows of ``sql`` (selecting ``chunk_row`` first) by row number, with their version."""
+        with self.lock:
+            cursor = self.con.execute(sql)
+            names = [d[0] for d in cursor.description][1:]
+            found = cursor.fetchall()
+        out = {}
+        for number, *values in found:
+            row = dict(zip(names, values, strict=True))
+            code = self.catalog.row_versions[number]
+            row["version"] = self.catalog.versions[code] if code >= 0 else None
+            out[number] = row
+        return out
 
     def counts(self) -> dict[str, int]:
         """Chunk and document counts."""
-        with self.lock:
-            chunks, documents = self.con.execute(
-                "SELECT count(*), count(DISTINCT document_id) FROM chunks"
-            ).fetchone()
-        return {"chunks": chunks, "documents": documents}
+        return {"chunks": self.size, "documents": len(self.catalog.documents)}
 
     def close(self) -> None:
         """Close the database."""
