@@ -286,7 +286,6 @@ def grow(database: Path, target: Path, scale: int, hnsw: bool) -> float:
     dim = con.execute("SELECT value::INT FROM build_info WHERE key = 'dimension'").fetchone()[0]
     copies = -(-scale // n) - 1
     con.execute("PRAGMA drop_fts_index('chunks')")
-    con.execute("DROP TABLE search_arrays")
     start = time.perf_counter()
     con.execute(f"""
         CREATE TABLE grown AS SELECT * EXCLUDE (chunk_row) FROM chunks UNION ALL (
