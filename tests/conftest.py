@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from docbuild.config import ProcessingConfig
+    from docbuild.pipeline import BuildReport
 
 REPO = Path(__file__).resolve().parents[1]
 CORPORA = REPO.parent / "shared" / "corpora"
@@ -32,6 +37,34 @@ def counter():
     from docbuild.tokens import TokenCounter
 
     return TokenCounter()
+
+
+def build_pages(
+    root: Path,
+    name: str,
+    pages: dict[str, str],
+    embedder: object,
+    edits: dict[str, tuple[str, str]] | None = None,
+) -> tuple[ProcessingConfig, BuildReport]:
+    """Write ``pages`` (file name: Markdown) into ``root/corpus``, scaffold server ``name`` over
+    them in the project ``root``, apply ``edits`` (config file name: (text, replacement)) to its
+    config, and build it with ``embedder``: what a user does with the README's tools."""
+    from docbuild.config import load_processing_config
+    from docbuild.pipeline import Build
+    from docbuild.scaffold import scaffold
+
+    (root / "servers").mkdir(exist_ok=True)
+    source = root / "corpus"
+    source.mkdir()
+    for file, text in pages.items():
+        (source / file).write_text(text)
+    server = scaffold(name, str(source), "md", root=root)
+    for file, (text, replacement) in (edits or {}).items():
+        path = server / "config" / file
+        assert text in path.read_text(), f"{text!r} not in {path}"
+        path.write_text(path.read_text().replace(text, replacement))
+    config = load_processing_config(name, root)
+    return config, Build(config, embedder).run()
 
 
 @pytest.fixture

@@ -23,12 +23,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import REPO
+from conftest import REPO, build_pages
 from docbuild.build_lock import LOCK_NAME, BuildLocked, build_lock
-from docbuild.config import ProcessingConfig, load_processing_config
+from docbuild.config import ProcessingConfig
 from docbuild.lake import lake_location, list_snapshots
 from docbuild.pipeline import Build
-from docbuild.scaffold import scaffold
 from docserve.duck import connect
 from endpoints import EmbeddingEndpoint, running
 
@@ -65,14 +64,7 @@ class GatedEmbeddingEndpoint(EmbeddingEndpoint):
 @pytest.fixture
 def config(project: Path, embedder) -> ProcessingConfig:
     """Server ``locked`` over two small pages, built once (in this process)."""
-    source = project / "corpus"
-    source.mkdir()
-    for name, text in PAGES.items():
-        (source / name).write_text(text)
-    scaffold(NAME, str(source), "md", root=project)
-    config = load_processing_config(NAME, project)
-    Build(config, embedder).run()
-    return config
+    return build_pages(project, NAME, PAGES, embedder)[0]
 
 
 def environment(project: Path, **extra: str) -> dict[str, str]:

@@ -101,3 +101,33 @@ def test_a_long_list_or_table_is_split_between_items_and_keeps_its_lines(counter
         kept = [line for chunk in chunks for line in chunk.content.split("\n")]
         assert all(line.startswith(marker) for line in kept)  # no item glued to another
         assert set(kept) == set(lines)  # every item and row whole, on its own line
+
+
+def test_hygiene_lengths_equal_a_recount_and_catch_a_miscount(counter):
+    """The build's token lengths (the chunker's counts plus the breadcrumb's) equal tokenizing
+    every embedded text again; a chunk near the limit whose count is wrong is still caught."""
+    from dataclasses import replace
+
+    from docbuild.pipeline import measure_hygiene
+
+    code = (
+        "```python\n"
+        + "\n".join(f"value_{i} = compute(item_{i}, scale={i})" for i in range(60))
+        + "\n```"
+    )
+    chunks = Chunker(counter).chunk_document(
+        doc(Section(["Guide", "Parsing"], PROSE + "\n\n" + code), Section([], PROSE[:900]))
+    )
+    limit = ChunkingConfig().max_tokens
+    exact = counter.with_special([c.embedding_text for c in chunks])
+    hygiene = measure_hygiene(chunks, counter, limit)
+    assert len(chunks) > 3 and hygiene.max_tokens == max(exact) and hygiene.over_limit == 0
+    # a chunk whose count claims it just fits, while its text does not: the recount catches it
+    lying = replace(
+        chunks[0],
+        section_hierarchy=[],
+        content=chunks[0].content + " extra words" * 40,
+        token_count=limit - 3,
+    )
+    miscounted = measure_hygiene([*chunks, lying], counter, limit)
+    assert miscounted.over_limit == 1 and miscounted.max_tokens > limit

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from docbuild.config import load_processing_config
-from docbuild.pipeline import Build
-from docbuild.scaffold import scaffold
+from conftest import build_pages
 from docserve.config import EmbedderSettings, SearchSettings
 from docserve.context import TokenCounter, merge_chunks, merge_overlapping
 from docserve.encoder import default_model_dir
@@ -29,15 +27,11 @@ def test_merge_drops_the_repeated_overlap():
 
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory, embedder) -> SearchEngine:
-    root = tmp_path_factory.mktemp("context")
-    (root / "servers").mkdir()
-    src = root / "src"
-    src.mkdir()
-    (src / "migration.md").write_text("# Migration\n\n" + " ".join(SENTENCES) + "\n")
-    (src / "other.md").write_text("# Other\n\nUnrelated text about gardening and tomatoes.\n")
-    scaffold("ctx-docs", str(src), "md", root=root)
-    config = load_processing_config("ctx-docs", root)
-    Build(config, embedder).run()
+    pages = {
+        "migration.md": "# Migration\n\n" + " ".join(SENTENCES) + "\n",
+        "other.md": "# Other\n\nUnrelated text about gardening and tomatoes.\n",
+    }
+    config, _ = build_pages(tmp_path_factory.mktemp("context"), "ctx-docs", pages, embedder)
     store = ChunkStore(config.database_path, "build it")
     counter = TokenCounter(default_model_dir())
     return SearchEngine(

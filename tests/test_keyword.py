@@ -6,9 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from docbuild.config import load_processing_config
-from docbuild.pipeline import Build
-from docbuild.scaffold import scaffold
+from conftest import build_pages
 from docserve.codeterms import code_terms, split_identifier
 from docserve.config import EmbedderSettings, SearchSettings
 from docserve.query_embedder import QueryEmbedder
@@ -33,19 +31,15 @@ def test_identifier_splitting():
     assert split_identifier("getHTTPResponse") == ["get", "HTTP", "Response"]
     assert code_terms("see os.path.join and 1.2.3") == "os path join os_path_join 1 2 3 1_2_3"
     assert code_terms("plain prose only") == ""
+    # identifiers end at non-ASCII letters
+    assert code_terms("café_au_lait x__y__") == "au lait x y"
+    assert code_terms("ABcD and xyzAbc") == "Bc D xyz Abc"
+    assert code_terms("std::vector<int> a:b") == "std vector std_vector a b a_b"
 
 
 @pytest.fixture(scope="module")
 def database(tmp_path_factory, embedder) -> Path:
-    root = tmp_path_factory.mktemp("keyword")
-    (root / "servers").mkdir()
-    src = root / "src"
-    src.mkdir()
-    for name, text in PAGES.items():
-        (src / name).write_text(text)
-    scaffold("kw-docs", str(src), "md", root=root)
-    config = load_processing_config("kw-docs", root)
-    Build(config, embedder).run()
+    config, _ = build_pages(tmp_path_factory.mktemp("keyword"), "kw-docs", PAGES, embedder)
     return config.database_path
 
 

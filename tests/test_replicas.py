@@ -18,9 +18,9 @@ from typing import Any
 
 import httpx
 import pytest
+from conftest import build_pages
 from docbuild.config import load_processing_config
 from docbuild.pipeline import Build
-from docbuild.scaffold import scaffold
 from fastmcp import Client
 from test_server import INITIALIZE, Built, http_server
 
@@ -45,14 +45,7 @@ ACCEPT = {"Accept": "application/json, text/event-stream"}
 def built(tmp_path_factory: pytest.TempPathFactory, embedder) -> Built:
     """Server ``replicated`` over four one-topic pages."""
     project = tmp_path_factory.mktemp("project")
-    (project / "servers").mkdir()
-    source = project / "corpus"
-    source.mkdir()
-    for name, text in PAGES.items():
-        (source / name).write_text(text)
-    scaffold(NAME, str(source), "md", root=project)
-    config = load_processing_config(NAME, project)
-    report = Build(config, embedder).run()
+    config, report = build_pages(project, NAME, PAGES, embedder)
     root = config.server_root
     return Built(
         project, root, root / "runtime" / f"{NAME}_server.py", config.database_path, report

@@ -13,11 +13,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from docbuild.config import load_processing_config
+from conftest import build_pages
 from docbuild.materialize import FTS_FIELDS, FTS_OPTIONS, _sql_options
 from docbuild.partition import partitioned_index
-from docbuild.pipeline import Build
-from docbuild.scaffold import scaffold
 from docserve.config import EmbedderSettings, SearchSettings
 from docserve.duck import connect
 from docserve.query_embedder import QueryEmbedder
@@ -80,26 +78,16 @@ def test_partitioned_search_honours_filters(kept: int):
 def project(tmp_path_factory, embedder) -> Path:
     """A 40-page server built with vectors partitioned from the first chunk and 2 probes."""
     root = tmp_path_factory.mktemp("scale")
-    (root / "servers").mkdir()
-    src = root / "src"
-    src.mkdir()
-    for i in range(40):
-        topic = TOPICS[i % len(TOPICS)]
-        (src / f"page{i:02}.md").write_text(
-            f"# Note {i} on {topic}\n\nThis page, number {i}, is about {topic}. "
-            f"It adds detail {i * 7} that no other page has.\n"
-        )
-    scaffold("scale-docs", str(src), "md", root=root)
-    server = root / "servers" / "scale-docs"
-    config_file = server / "config" / "processing_config.yaml"
-    config_file.write_text(
-        config_file.read_text().replace("partition_from: 200000", "partition_from: 1")
-    )
-    settings_file = server / "config" / "server_config.yaml"
-    settings_file.write_text(
-        settings_file.read_text().replace("vector_probes: 32", "vector_probes: 2")
-    )
-    Build(load_processing_config("scale-docs", root), embedder).run()
+    pages = {
+        f"page{i:02}.md": f"# Note {i} on {TOPICS[i % len(TOPICS)]}\n\nThis page, number {i}, is "
+        f"about {TOPICS[i % len(TOPICS)]}. It adds detail {i * 7} that no other page has.\n"
+        for i in range(40)
+    }
+    edits = {
+        "processing_config.yaml": ("partition_from: 200000", "partition_from: 1"),
+        "server_config.yaml": ("vector_probes: 32", "vector_probes: 2"),
+    }
+    build_pages(root, "scale-docs", pages, embedder, edits)
     return root
 
 

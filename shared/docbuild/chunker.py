@@ -115,6 +115,21 @@ def split_blocks(text: str) -> list[tuple[str, bool]]:
     return blocks
 
 
+def sentence_spans(block: str) -> list[tuple[str, str]]:
+    """A prose block's sentences and list items, each with the separator that preceded it."""
+    spans: list[tuple[str, str]] = []
+    start, sep = 0, ""
+    for match in sorted(
+        [*LINE_ITEM.finditer(block), *SENTENCE_END.finditer(block)], key=lambda m: m.start()
+    ):
+        if match.start() < start:  # a sentence end that spans a list item's line break
+            continue
+        spans.append((block[start : match.start()], sep))
+        start, sep = match.end(), match.group()
+    spans.append((block[start:], sep))
+    return spans
+
+
 def fence_balanced(content: str) -> bool:
     """True when every code fence opened in ``content`` is closed in it."""
     fence: Fence | None = None
@@ -130,9 +145,35 @@ class Chunker:
     """Turns documents into chunks within a token budget."""
 
     def __init__(self, count_tokens: TokenCounter, config: ChunkingConfig | None = None) -> None:
-        self.count = count_tokens
+        self.count_tokens = count_tokens
         self.config = config or ChunkingConfig()
         self.max_content = self.config.max_tokens - 2  # [CLS] and [SEP]
+        self.known: dict[str, int] = {}  # counts of the current document's pieces
+        self.spans: dict[str, list[tuple[str, str]]] = {}  # its prose blocks' sentences
+
+    def count(self, texts: list[str]) -> list[int]:
+        """Tokens per text; pieces counted earlier for this document are not counted again."""
+        missing = list(dict.fromkeys(t for t in texts if t not in self.known))
+        if missing:
+            self.known.update(zip(missing, self.count_tokens(missing), strict=True))
+        return [self.known[t] for t in texts]
+
+    def _count_pieces(self, doc: Document) -> None:
+        """Count every breadcrumb, code block and sentence of ``doc`` in one call, so the
+        tokenizer sees one large batch (which it spreads over the cores) instead of many small
+        ones."""
+        self.known, self.spans = {}, {}
+        pieces: list[str] = []
+        for section in doc.sections:
+            crumbs = [h for h in section.hierarchy if h.strip()]
+            pieces += [" > ".join(crumbs), *crumbs]
+            for block, is_code in split_blocks(section.text):
+                if is_code:
+                    pieces.append(block)
+                else:
+                    self.spans[block] = sentence_spans(block)
+                    pieces += [span for span, _ in self.spans[block]]
+        self.count(pieces)
 
     def chunk_documents(self, documents: Iterable[Document]) -> list[Chunk]:
         """Chunk every document, in order."""
@@ -142,6 +183,7 @@ class Chunker:
         """Chunk one document; ``chunk_index`` runs across its sections."""
         chunks: list[Chunk] = []
         seen: dict[str, int] = {}
+        self._count_pieces(doc)
         for section in doc.sections:
             hierarchy = self._breadcrumb(section.hierarchy)
             budget = self.max_content - (self.count([" > ".join(hierarchy)])[0] if hierarchy else 0)
@@ -179,7 +221,7 @@ class Chunker:
             and self.count([" > ".join(crumbs)])[0] > self.config.max_breadcrumb_tokens
         ):
             crumbs = crumbs[1:]
-        if crumbs and self.count(crumbs)[0] > self.config.max_breadcrumb_tokens:
+        if crumbs and self.count(crumbs[:1])[0] > self.config.max_breadcrumb_tokens:
             crumbs = [" ".join(crumbs[0].split()[:20])]
         return crumbs
 
@@ -220,16 +262,7 @@ class Chunker:
         return pieces
 
     def _sentences(self, block: str, budget: int) -> list[tuple[str, int, str]]:
-        spans: list[tuple[str, str]] = []
-        start, sep = 0, ""
-        for match in sorted(
-            [*LINE_ITEM.finditer(block), *SENTENCE_END.finditer(block)], key=lambda m: m.start()
-        ):
-            if match.start() < start:  # a sentence end that spans a list item's line break
-                continue
-            spans.append((block[start : match.start()], sep))
-            start, sep = match.end(), match.group()
-        spans.append((block[start:], sep))
+        spans = self.spans.get(block) or sentence_spans(block)
         counts = self.count([s for s, _ in spans])
         result: list[tuple[str, int, str]] = []
         for (sentence, sep), count in zip(spans, counts, strict=True):

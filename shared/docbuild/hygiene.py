@@ -41,7 +41,10 @@ MARKERS: list[tuple[str, re.Pattern[str]]] = [
     ("HTML tag", re.compile(r"</(?:div|span|a|p|nav|script|style|table|td|tr|dl|dt|dd)>")),
     ("HTML tag", re.compile(r"<(?:div|span|a|p|nav|script|style|table|td|tr|dl|dt|dd)\s+\w+=")),
 ]
-
+TRIGGERS = ("¶", ".. ", ":`", "System Message", "Unknown ", "/1)", "/2)", "/3)", "/4)", "linkgit:")
+TRIGGERS += ("include::", "<", "===", "---", "~~~", "^^^", "+++")
+"""Strings every marker, underline or chrome line holds one of: a text with none is clean, and
+most chunks are found clean this way without being read line by line."""
 
 INLINE_CODE = re.compile(r"(?<!:)(`+).+?\1")  # not a raw role's `target`
 
@@ -49,6 +52,9 @@ INLINE_CODE = re.compile(r"(?<!:)(`+).+?\1")  # not a raw role's `target`
 def furniture(text: str) -> list[str]:
     """The kinds of furniture found in ``text`` (empty when it is clean)."""
     found: list[str] = []
+    lowered = text.lower()
+    if not any(t in text for t in TRIGGERS) and not any(c in lowered for c in FURNITURE_LINES):
+        return found
     fence: Fence | None = None
     previous = ""
     for number, line in enumerate(text.split("\n")):

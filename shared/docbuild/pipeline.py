@@ -22,7 +22,7 @@ from tqdm import tqdm
 
 from docbuild import __version__
 from docbuild.build_lock import build_lock
-from docbuild.chunker import Chunk, Chunker, fence_balanced, text_hash
+from docbuild.chunker import Chunk, Chunker, embedded_breadcrumb, fence_balanced, text_hash
 from docbuild.config import DocVersion, ProcessingConfig
 from docbuild.consolidate import chunks_table, write_parquet
 from docbuild.discover import SourceFile, discover_sources
@@ -44,6 +44,7 @@ from docbuild.step_cache import StepCache, content_key
 from docbuild.sync import source_revision, sync_source
 from docbuild.tokens import TokenCounter
 
+RECOUNT_MARGIN = 8  # chunks this close to the token limit are recounted whole (measure_hygiene)
 EMBED_GROUP = 256  # chunks embedded between two writes to the cache (what a killed build loses);
 # an embedder with requests in flight (openai) writes each request's vectors as they arrive
 PROBE_TEXT = "How do I search this documentation?"
@@ -75,6 +76,18 @@ class Hygiene:
     def hierarchy_share(self) -> float:
         """Share of chunks with a non-empty ``section_hierarchy``."""
         return self.with_hierarchy / self.chunks if self.chunks else 0.0
+
+    def __add__(self, other: Hygiene) -> Hygiene:
+        """The figures of both sets of chunks together."""
+        return Hygiene(
+            chunks=self.chunks + other.chunks,
+            unbalanced_fences=self.unbalanced_fences + other.unbalanced_fences,
+            with_hierarchy=self.with_hierarchy + other.with_hierarchy,
+            max_tokens=max(self.max_tokens, other.max_tokens),
+            over_limit=self.over_limit + other.over_limit,
+            token_limit=self.token_limit,
+            with_furniture=self.with_furniture + other.with_furniture,
+        )
 
 
 @dataclass
@@ -253,15 +266,23 @@ class Build:
         counter = TokenCounter(config.embedding.model_path)
         with self.stage("chunk"):
             chunker = Chunker(counter, config.chunking)
-            cache: StepCache[list[Chunk]] = StepCache(
+            limit = config.chunking.max_tokens
+            cache: StepCache[tuple[list[Chunk], Hygiene]] = StepCache(
                 config.work_dir / "cache" / "chunks.pickle",
                 [vars(config.chunking), counter.path.read_bytes()],
             )
             chunks: list[Chunk] = []
+            hygiene = Hygiene(0, 0, 0, 0, 0, limit)
+
+            def chunk(doc: Document) -> tuple[list[Chunk], Hygiene]:
+                found = chunker.chunk_document(doc)
+                return found, measure_hygiene(found, counter, limit)
+
             for doc in progress(documents, desc="chunk", unit="doc"):
                 reused = cache.reused
-                found = cache.get(content_key(doc), lambda doc=doc: chunker.chunk_document(doc))
+                found, measured = cache.get(content_key(doc), lambda doc=doc: chunk(doc))
                 chunks += found
+                hygiene += measured
                 version = self.report.version(doc.version)
                 if version is not None:
                     version.documents_unchanged += cache.reused - reused
@@ -269,7 +290,7 @@ class Build:
             cache.save()
             self.report.documents_unchanged = cache.reused
             self.report.chunks = len(chunks)
-            self.report.hygiene = measure_hygiene(chunks, counter, config.chunking.max_tokens)
+            self.report.hygiene = hygiene
         with self.stage("embed"):
             embedder = self.embedder()
             try:
@@ -585,8 +606,25 @@ def labelled(problems: list[FileProblem], label: str | None) -> list[FileProblem
 
 
 def measure_hygiene(chunks: list[Chunk], counter: TokenCounter, limit: int) -> Hygiene:
-    """Count unbalanced fences, breadcrumb coverage and token lengths (special tokens included)."""
-    lengths = counter.with_special([c.embedding_text for c in chunks])
+    """Count unbalanced fences, breadcrumb coverage and token lengths (special tokens included).
+
+    A chunk's length is the chunker's count of its content plus its breadcrumb's: this tokenizer
+    splits at whitespace first, so whitespace-joined pieces count exactly as their sum (checked on
+    every chunk of two corpora). Chunks within :data:`RECOUNT_MARGIN` tokens of the limit, which a
+    small error in that sum could push over it, are tokenized again whole.
+    """
+    crumbs = [" > ".join(embedded_breadcrumb(c.section_hierarchy, c)) for c in chunks]
+    distinct = list(dict.fromkeys(c for c in crumbs if c))
+    crumb_tokens = dict(zip(distinct, counter(distinct), strict=True)) if distinct else {}
+    lengths = [
+        c.token_count + crumb_tokens.get(crumb, 0) + 2
+        for c, crumb in zip(chunks, crumbs, strict=True)
+    ]
+    near = [i for i, n in enumerate(lengths) if n > limit - RECOUNT_MARGIN]
+    for i, n in zip(
+        near, counter.with_special([chunks[i].embedding_text for i in near]), strict=True
+    ):
+        lengths[i] = n
     return Hygiene(
         chunks=len(chunks),
         unbalanced_fences=sum(not fence_balanced(c.content) for c in chunks),

@@ -71,12 +71,18 @@ def content_key(*parts: Any) -> str:
     """A hash of ``parts`` (bytes as they are; dataclasses and the rest as JSON)."""
     digest = hashlib.sha256()
     for part in parts:
-        if dataclasses.is_dataclass(part) and not isinstance(part, type):
-            part = dataclasses.asdict(part)
-        data = part if isinstance(part, bytes) else json.dumps(part, sort_keys=True, default=str)
+        data = part if isinstance(part, bytes) else json.dumps(part, sort_keys=True, default=_plain)
         digest.update(data if isinstance(data, bytes) else data.encode())
         digest.update(b"\0")
     return digest.hexdigest()
+
+
+def _plain(value: Any) -> Any:
+    """A dataclass as its fields (read in place, not copied as ``dataclasses.asdict`` would), and
+    anything else JSON lacks as its string."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return vars(value)
+    return str(value)
 
 
 def settings_key(settings: object) -> str:

@@ -20,7 +20,7 @@ class TokenCounter:
 
     def with_special(self, texts: list[str]) -> list[int]:
         """Tokens per text including [CLS] and [SEP], as the model sees them."""
-        return [len(e.ids) for e in self.tokenizer.encode_batch(texts)] if texts else []
+        return [len(e) for e in self.tokenizer.encode_batch_fast(texts)] if texts else []
 
     def __call__(self, texts: list[str]) -> list[int]:
         """Tokens per text without the special tokens (what the chunker budgets)."""

@@ -1,9 +1,10 @@
 """Numpy arrays kept inside the database, so the file stays the one artefact a server needs.
 
 Each array is a table ``search_array_NAME`` with one flat typed column holding its values in
-order (its dtype and shape in the table's comment), written from numpy through Arrow and read back
-batch by batch into one preallocated array: a scan of a plain column, which DuckDB reads fast and
-hands over without per-value conversion, and no second copy of the array in memory.
+order (its dtype and shape in the table's comment), written straight from numpy: a scan of a plain
+column, which DuckDB reads fast and hands over without per-value conversion. A small array is
+fetched whole; a large one (the vectors of a big corpus) streams in Arrow record batches into one
+preallocated array, so no second copy of it is ever held and small servers never load pyarrow.
 """
 
 from __future__ import annotations
@@ -12,16 +13,16 @@ import json
 
 import duckdb
 import numpy as np
-import pyarrow as pa
 
 PREFIX = "search_array_"
 BATCH_ROWS = 1 << 20
+WHOLE_BYTES = 256 << 20  # arrays up to this size are fetched in one piece
 
 
 def write_arrays(con: duckdb.DuckDBPyConnection, arrays: dict[str, np.ndarray]) -> None:
     """Store ``arrays``, replacing any of the same names."""
     for name, array in arrays.items():
-        staged = pa.table({"value": np.ascontiguousarray(array).reshape(-1)})  # noqa: F841
+        staged = {"value": np.ascontiguousarray(array).reshape(-1)}  # noqa: F841
         con.execute(f"CREATE OR REPLACE TABLE {PREFIX}{name} AS SELECT value FROM staged")
         shape = json.dumps({"dtype": array.dtype.str, "shape": list(array.shape)})
         con.execute(f"COMMENT ON TABLE {PREFIX}{name} IS '{shape}'")
@@ -47,17 +48,22 @@ def read_array(con: duckdb.DuckDBPyConnection, name: str) -> np.ndarray:
     if found is None:
         raise KeyError(name)
     described = json.loads(found[0])
-    array = np.empty(described["shape"], dtype=np.dtype(described["dtype"]))
-    flat = array.reshape(-1)
-    filled = 0
-    reader = con.execute(f"SELECT value FROM {PREFIX}{name}").fetch_record_batch(BATCH_ROWS)
-    for batch in reader:
-        values = batch.column(0).to_numpy(zero_copy_only=False)
-        flat[filled : filled + len(values)] = values
-        filled += len(values)
-    if filled != flat.size:
-        raise ValueError(f"array {name!r} holds {filled} of its {flat.size} values")
-    return array
+    dtype, shape = np.dtype(described["dtype"]), described["shape"]
+    size = int(np.prod(shape))
+    result = con.execute(f"SELECT value FROM {PREFIX}{name}")
+    if size * dtype.itemsize <= WHOLE_BYTES:
+        flat = result.fetchnumpy()["value"].astype(dtype, copy=False)
+        filled = flat.size
+    else:
+        flat = np.empty(size, dtype=dtype)
+        filled = 0
+        for batch in result.fetch_record_batch(BATCH_ROWS):
+            values = batch.column(0).to_numpy(zero_copy_only=False)
+            flat[filled : filled + len(values)] = values
+            filled += len(values)
+    if filled != size:
+        raise ValueError(f"array {name!r} holds {filled} of its {size} values")
+    return flat.reshape(shape)
 
 
 def strings_array(strings: list[str]) -> np.ndarray:

@@ -12,24 +12,34 @@ from __future__ import annotations
 import re
 
 IDENTIFIER = re.compile(
-    r"[A-Za-z0-9_]+(?:[.:][A-Za-z0-9_]+)+|[A-Za-z0-9]*_[A-Za-z0-9_]*|[a-z0-9]+[A-Z][A-Za-z0-9]*|[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*"
+    r"[A-Za-z0-9_]+(?:[.:]+[A-Za-z0-9_]+)+|[A-Za-z0-9]*_[A-Za-z0-9_]*|[a-z0-9]+[A-Z][A-Za-z0-9]*|[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*"
 )
+WORD = re.compile(r"[A-Za-z0-9_.:]+")
+"""A run of the characters identifiers are made of: every identifier lies within one."""
+MARKED = re.compile(r"[_.:]|[a-z0-9][A-Z]")
+"""What any identifier holds (an underscore, a dot or colon, a lower-to-upper change), so runs
+without it (most words) are skipped before the slower ``IDENTIFIER`` pattern runs."""
+SEPARATORS = re.compile(r"[_.:]+")
+DOTS = re.compile(r"[.:]+")
 CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 
 
 def split_identifier(identifier: str) -> list[str]:
     """``array_cosine_distance`` → [array, cosine, distance]; ``UnsafePointer`` → [Unsafe, Pointer]."""
-    return [part for piece in re.split(r"[_.:]+", identifier) for part in CAMEL.findall(piece)]
+    return [part for piece in SEPARATORS.split(identifier) for part in CAMEL.findall(piece)]
 
 
 def code_terms(text: str) -> str:
     """Space-separated extra terms for the identifiers in ``text`` (empty when there are none)."""
     terms: list[str] = []
-    for match in IDENTIFIER.finditer(text):
-        identifier = match.group().strip("_.:")
+    found = [
+        i for word in WORD.findall(text) if MARKED.search(word) for i in IDENTIFIER.findall(word)
+    ]
+    for match in found:
+        identifier = match.strip("_.:")
         parts = split_identifier(identifier)
         if len(parts) > 1:
             terms.extend(parts)
-        if re.search(r"[.:]", identifier):
-            terms.append(re.sub(r"[.:]+", "_", identifier))
+        if "." in identifier or ":" in identifier:
+            terms.append(DOTS.sub("_", identifier))
     return " ".join(terms)

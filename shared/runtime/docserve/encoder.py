@@ -283,11 +283,7 @@ class SentenceEncoder:
         self.dimension: int = config["hidden_size"]
         self.max_seq_length: int = st_config["max_seq_length"]
 
-        tokenizer_file = str(self.model_dir / "tokenizer.json")
-        self._counter = Tokenizer.from_file(tokenizer_file)
-        self._counter.no_truncation()
-        self._counter.no_padding()
-        self.tokenizer = Tokenizer.from_file(tokenizer_file)
+        self.tokenizer = Tokenizer.from_file(str(self.model_dir / "tokenizer.json"))
         self.tokenizer.enable_truncation(max_length=self.max_seq_length)
         pad = self.tokenizer.padding or {"pad_id": 0, "pad_token": "[PAD]"}
         self.tokenizer.enable_padding(pad_id=pad["pad_id"], pad_token=pad["pad_token"])
@@ -302,6 +298,14 @@ class SentenceEncoder:
         """SHA-256 of model.safetensors (computed on first access)."""
         return file_sha256(self.model_dir / "model.safetensors")
 
+    @cached_property
+    def _counter(self) -> Tokenizer:
+        """The tokenizer without truncation or padding (loaded when first needed)."""
+        counter = Tokenizer.from_file(str(self.model_dir / "tokenizer.json"))
+        counter.no_truncation()
+        counter.no_padding()
+        return counter
+
     def count_tokens(self, texts: list[str]) -> list[int]:
         """Wordpieces per text including [CLS] and [SEP], ignoring the truncation limit."""
         return [len(e.ids) for e in self._counter.encode_batch(texts)]
@@ -310,7 +314,10 @@ class SentenceEncoder:
         """Return L2-normalised float32 embeddings of shape ``[len(texts), dimension]``."""
         result = np.empty((len(texts), self.dimension), dtype=np.float32)
         # Longest first, so each batch pads to similar lengths; results go back in input order.
-        order = np.argsort([-n for n in self.count_tokens(texts)], kind="stable")
+        if len(texts) <= batch_size:  # one batch (a query): nothing to sort
+            order = np.arange(len(texts))
+        else:
+            order = np.argsort([-n for n in self.count_tokens(texts)], kind="stable")
         for start in range(0, len(texts), batch_size):
             index = order[start : start + batch_size]
             encodings = self.tokenizer.encode_batch([texts[i] for i in index])
