@@ -108,7 +108,7 @@ def test_hygiene_lengths_equal_a_recount_and_catch_a_miscount(counter):
     every embedded text again; a chunk near the limit whose count is wrong is still caught."""
     from dataclasses import replace
 
-    from docbuild.pipeline import measure_hygiene
+    from docbuild.hygiene import measure_hygiene
 
     code = (
         "```python\n"
@@ -131,3 +131,16 @@ def test_hygiene_lengths_equal_a_recount_and_catch_a_miscount(counter):
     )
     miscounted = measure_hygiene([*chunks, lying], counter, limit)
     assert miscounted.over_limit == 1 and miscounted.max_tokens > limit
+
+
+def test_code_block_with_a_long_info_string_splits_within_the_budget(counter):
+    """An opening fence line carrying a long info string (attributes, or prose a broken page
+    glued to it) does not repeat in every piece: pieces open with the fence and its language."""
+    info = " ".join(f"attribute{i}=value{i}" for i in range(80))
+    lines = [f"step_{i} = run({i})" for i in range(120)]
+    code = f"```python {info}\n" + "\n".join(lines) + "\n```"
+    chunks = Chunker(counter).chunk_document(doc(Section(["Guide"], code)))
+    assert len(chunks) > 1
+    assert max(counter.with_special([c.embedding_text for c in chunks])) <= 256
+    assert all(c.content.startswith("```python\n") and fence_balanced(c.content) for c in chunks)
+    assert [line for c in chunks for line in c.content.split("\n")[1:-1]] == lines

@@ -242,6 +242,8 @@ class Chunker:
         fence = open_fence(opening, 0)
         marker = fence.char * fence.length if fence else "```"
         closing = body.pop() if body and fence and fence.closes(body[-1]) else marker
+        if self.count([opening])[0] > budget // 4:  # a long info string: keep its first word
+            opening = opening.split()[0]
         fence_tokens = sum(self.count([opening, closing]))
         room = max(8, budget - fence_tokens)
         pieces: list[tuple[str, int, str]] = []

@@ -1,4 +1,5 @@
-"""Page furniture and markup that must never reach a chunk, found line by line.
+"""Chunk quality figures: token lengths, balanced fences, breadcrumbs, and page furniture and
+markup that must never reach a chunk (found line by line).
 
 Used by the build summary (share of chunks with furniture, goal 0) and by the processor tests.
 Fenced code and inline code spans are not inspected: code may legitimately hold ``----``,
@@ -8,8 +9,13 @@ Fenced code and inline code spans are not inspected: code may legitimately hold 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
+from docbuild.chunker import Chunk, embedded_breadcrumb, fence_balanced
 from docbuild.processors.markdown import Fence, open_fence
+from docbuild.tokens import TokenCounter
+
+RECOUNT_MARGIN = 8  # chunks this close to the token limit are recounted whole (measure_hygiene)
 
 FURNITURE_LINES = {
     "navigation",
@@ -72,3 +78,67 @@ def furniture(text: str) -> list[str]:
         found.extend(kind for kind, pattern in MARKERS if pattern.search(prose))
         previous = line
     return found
+
+
+@dataclass
+class Hygiene:
+    """Chunk quality figures the build reports and the tests assert."""
+
+    chunks: int
+    unbalanced_fences: int
+    with_hierarchy: int
+    max_tokens: int
+    over_limit: int
+    token_limit: int
+    with_furniture: int = 0  # chunks holding page furniture or raw markup (docbuild.hygiene)
+
+    @property
+    def furniture_share(self) -> float:
+        """Share of chunks with page furniture or raw markup in their content."""
+        return self.with_furniture / self.chunks if self.chunks else 0.0
+
+    @property
+    def hierarchy_share(self) -> float:
+        """Share of chunks with a non-empty ``section_hierarchy``."""
+        return self.with_hierarchy / self.chunks if self.chunks else 0.0
+
+    def __add__(self, other: Hygiene) -> Hygiene:
+        """The figures of both sets of chunks together."""
+        return Hygiene(
+            chunks=self.chunks + other.chunks,
+            unbalanced_fences=self.unbalanced_fences + other.unbalanced_fences,
+            with_hierarchy=self.with_hierarchy + other.with_hierarchy,
+            max_tokens=max(self.max_tokens, other.max_tokens),
+            over_limit=self.over_limit + other.over_limit,
+            token_limit=self.token_limit,
+            with_furniture=self.with_furniture + other.with_furniture,
+        )
+
+
+def measure_hygiene(chunks: list[Chunk], counter: TokenCounter, limit: int) -> Hygiene:
+    """Count unbalanced fences, breadcrumb coverage and token lengths (special tokens included).
+
+    A chunk's length is the chunker's count of its content plus its breadcrumb's (exact for a
+    tokenizer that splits at whitespace first, as MiniLM's does). Chunks within
+    :data:`RECOUNT_MARGIN` tokens of the limit, which a wrong count could push over it, are
+    counted again whole, so a chunk the model would truncate is always reported.
+    """
+    crumbs = [" > ".join(embedded_breadcrumb(c.section_hierarchy, c)) for c in chunks]
+    distinct = list(dict.fromkeys(c for c in crumbs if c))
+    crumb_tokens = dict(zip(distinct, counter(distinct), strict=True)) if distinct else {}
+    lengths = [
+        c.token_count + crumb_tokens.get(crumb, 0) + 2
+        for c, crumb in zip(chunks, crumbs, strict=True)
+    ]
+    near = [i for i, n in enumerate(lengths) if n > limit - RECOUNT_MARGIN]
+    for i, n in zip(near, counter([chunks[i].embedding_text for i in near]), strict=True):
+        lengths[i] = n + 2
+    return Hygiene(
+        chunks=len(chunks),
+        unbalanced_fences=sum(not fence_balanced(c.content) for c in chunks),
+        with_hierarchy=sum(bool(c.section_hierarchy) for c in chunks),
+        max_tokens=max(lengths, default=0),
+        over_limit=sum(n > limit for n in lengths),
+        token_limit=limit,
+        with_furniture=sum(bool(furniture(c.content)) for c in chunks),
+    )

@@ -22,11 +22,12 @@ from tqdm import tqdm
 
 from docbuild import __version__
 from docbuild.build_lock import build_lock
-from docbuild.chunker import Chunk, Chunker, embedded_breadcrumb, fence_balanced, text_hash
+from docbuild.chunk_step import chunk_all
+from docbuild.chunker import Chunk, text_hash
 from docbuild.config import DocVersion, ProcessingConfig
 from docbuild.consolidate import chunks_table, write_parquet
 from docbuild.discover import SourceFile, discover_sources
-from docbuild.documents import Document, FileProblem, SkipFile
+from docbuild.documents import Document, FileProblem
 from docbuild.embedding import (
     Embedder,
     EmbeddingError,
@@ -35,16 +36,15 @@ from docbuild.embedding import (
     make_embedder,
 )
 from docbuild.embedding.cache import EmbeddingCache
-from docbuild.hygiene import furniture
+from docbuild.hygiene import Hygiene
 from docbuild.lake import Snapshot, lake_location, list_snapshots, snapshot_chunks
 from docbuild.materialize import materialize
 from docbuild.package import bundle_model, install_runtime, render_readme
-from docbuild.processors import processor_for
+from docbuild.parse_step import Parsed, parse_all
 from docbuild.step_cache import StepCache, content_key
 from docbuild.sync import source_revision, sync_source
-from docbuild.tokens import TokenCounter
+from docbuild.tokens import tokenizer_file
 
-RECOUNT_MARGIN = 8  # chunks this close to the token limit are recounted whole (measure_hygiene)
 EMBED_GROUP = 256  # chunks embedded between two writes to the cache (what a killed build loses);
 # an embedder with requests in flight (openai) writes each request's vectors as they arrive
 PROBE_TEXT = "How do I search this documentation?"
@@ -53,41 +53,6 @@ PROBE_TEXT = "How do I search this documentation?"
 
 class BuildError(RuntimeError):
     """A stage failed; the message says which and why. The previous database is untouched."""
-
-
-@dataclass
-class Hygiene:
-    """Chunk quality figures the build reports and the tests assert."""
-
-    chunks: int
-    unbalanced_fences: int
-    with_hierarchy: int
-    max_tokens: int
-    over_limit: int
-    token_limit: int
-    with_furniture: int = 0  # chunks holding page furniture or raw markup (docbuild.hygiene)
-
-    @property
-    def furniture_share(self) -> float:
-        """Share of chunks with page furniture or raw markup in their content."""
-        return self.with_furniture / self.chunks if self.chunks else 0.0
-
-    @property
-    def hierarchy_share(self) -> float:
-        """Share of chunks with a non-empty ``section_hierarchy``."""
-        return self.with_hierarchy / self.chunks if self.chunks else 0.0
-
-    def __add__(self, other: Hygiene) -> Hygiene:
-        """The figures of both sets of chunks together."""
-        return Hygiene(
-            chunks=self.chunks + other.chunks,
-            unbalanced_fences=self.unbalanced_fences + other.unbalanced_fences,
-            with_hierarchy=self.with_hierarchy + other.with_hierarchy,
-            max_tokens=max(self.max_tokens, other.max_tokens),
-            over_limit=self.over_limit + other.over_limit,
-            token_limit=self.token_limit,
-            with_furniture=self.with_furniture + other.with_furniture,
-        )
 
 
 @dataclass
@@ -167,36 +132,6 @@ def progress(iterable: object = None, **kwargs: object) -> tqdm:
     )
 
 
-Stamp = tuple[int, int] | None  # (mtime in ns, size); None for a file that does not exist
-
-
-def stamp(path: str) -> Stamp:
-    """What tells whether a file changed since it was read."""
-    try:
-        info = Path(path).stat()
-    except OSError:
-        return None
-    return info.st_mtime_ns, info.st_size
-
-
-@dataclass
-class Parsed:
-    """One file's documents and problems, with the other files they were read from."""
-
-    documents: list[Document]
-    problems: list[FileProblem]
-    dependencies: dict[str, Stamp] = field(default_factory=dict)
-
-    @classmethod
-    def of(cls, documents: list[Document], problems: list[FileProblem], paths: list[str]) -> Parsed:
-        """Record the state of ``paths`` as they are now."""
-        return cls(documents, problems, {p: stamp(p) for p in sorted(set(paths))})
-
-    def unchanged(self) -> bool:
-        """True while none of the files it was read from has changed (or appeared)."""
-        return all(stamp(path) == seen for path, seen in self.dependencies.items())
-
-
 P = ParamSpec("P")
 R = TypeVar("R")
 
@@ -263,30 +198,31 @@ class Build:
                     f"{version.key}, include and format in "
                     f"{config.server_root / 'config' / 'processing_config.yaml'}"
                 )
-        counter = TokenCounter(config.embedding.model_path)
         with self.stage("chunk"):
-            chunker = Chunker(counter, config.chunking)
-            limit = config.chunking.max_tokens
+            tokenizer = tokenizer_file(config.embedding.model_path)
             cache: StepCache[tuple[list[Chunk], Hygiene]] = StepCache(
                 config.work_dir / "cache" / "chunks.pickle",
-                [vars(config.chunking), counter.path.read_bytes()],
+                [vars(config.chunking), tokenizer.read_bytes()],
             )
             chunks: list[Chunk] = []
-            hygiene = Hygiene(0, 0, 0, 0, 0, limit)
-
-            def chunk(doc: Document) -> tuple[list[Chunk], Hygiene]:
-                found = chunker.chunk_document(doc)
-                return found, measure_hygiene(found, counter, limit)
-
-            for doc in progress(documents, desc="chunk", unit="doc"):
-                reused = cache.reused
-                found, measured = cache.get(content_key(doc), lambda doc=doc: chunk(doc))
+            hygiene = Hygiene(0, 0, 0, 0, 0, config.chunking.max_tokens)
+            keyed = [(content_key(doc), doc) for doc in documents]
+            results = cache.get_all(
+                keyed, lambda docs: chunk_all(docs, tokenizer.parent, config.chunking)
+            )
+            counted = 0  # documents reused from the cache so far
+            for doc, (found, measured) in zip(
+                documents,
+                progress(results, desc="chunk", unit="doc", total=len(documents)),
+                strict=True,
+            ):
                 chunks += found
                 hygiene += measured
                 version = self.report.version(doc.version)
                 if version is not None:
-                    version.documents_unchanged += cache.reused - reused
+                    version.documents_unchanged += cache.reused - counted
                     version.chunks += len(found)
+                counted = cache.reused
             cache.save()
             self.report.documents_unchanged = cache.reused
             self.report.chunks = len(chunks)
@@ -478,11 +414,10 @@ class Build:
             config.work_dir / "cache" / "documents.pickle",
             [config.format, vars(config.html), vars(config.jsonl)],
         )
+        keyed: list[tuple[str, tuple[SourceFile, DocVersion]]] = []
         for version, files in groups:
-            report = self.report.version(version.label)
-            reused, count = cache.reused, len(documents)
             view = version.config
-            for file in progress(files, desc="preprocess", unit="file"):
+            for file in files:
                 try:
                     data = file.path.read_bytes()
                 except OSError as exc:
@@ -492,45 +427,32 @@ class Build:
                 key = content_key(
                     version.label, view.url_base, view.url_suffix, file.relative, data
                 )
-                parsed = cache.get(
-                    key,
-                    lambda file=file, version=version: self.parse(file, version),
-                    Parsed.unchanged,
-                )
-                self.report.problems.extend(labelled(parsed.problems, version.label))
-                for doc in parsed.documents:
-                    if doc.document_id in seen:
-                        problem = FileProblem(
-                            file.relative, f"duplicate document id {doc.document_id!r}; skipped"
-                        )
-                        self.report.problems.extend(labelled([problem], version.label))
-                        continue
-                    seen.add(doc.document_id)
-                    documents.append(doc)
+                keyed.append((key, (file, version)))
+        results = cache.get_all(keyed, parse_all, Parsed.unchanged)
+        counted = 0  # files reused from the cache so far
+        for (_, (file, version)), parsed in zip(
+            keyed, progress(results, desc="preprocess", unit="file", total=len(keyed)), strict=True
+        ):
+            report = self.report.version(version.label)
             if report is not None:
-                report.files_unchanged = cache.reused - reused
-                report.documents = len(documents) - count
+                report.files_unchanged += cache.reused - counted
+            counted = cache.reused
+            self.report.problems.extend(labelled(parsed.problems, version.label))
+            for doc in parsed.documents:
+                if doc.document_id in seen:
+                    problem = FileProblem(
+                        file.relative, f"duplicate document id {doc.document_id!r}; skipped"
+                    )
+                    self.report.problems.extend(labelled([problem], version.label))
+                    continue
+                seen.add(doc.document_id)
+                documents.append(doc)
+                if report is not None:
+                    report.documents += 1
         cache.save()
         self.report.files_unchanged = cache.reused
         self.report.documents = len(documents)
         return documents
-
-    def parse(self, file: SourceFile, version: DocVersion) -> Parsed:
-        """One file's documents and problems; a file that cannot be used gives no documents.
-        A versioned server's document ids start with the version's label."""
-        try:
-            processor = processor_for(file.path, version.config)
-            docs, problems = processor.process(file.path, file.relative)
-        except SkipFile as exc:
-            return Parsed.of([], [FileProblem(file.relative, str(exc))], exc.dependencies)
-        except Exception as exc:  # a parser bug must not sink the whole build
-            return Parsed([], [FileProblem(file.relative, f"could not be parsed: {exc!r}")])
-        if not docs and not problems:
-            problems = [FileProblem(file.relative, "no text content")]
-        if version.label is not None:
-            for doc in docs:
-                doc.document_id, doc.version = f"{version.label}/{doc.document_id}", version.label
-        return Parsed.of(docs, problems, [d for doc in docs for d in doc.dependencies])
 
     def embed(self, chunks: list[Chunk], embedder: Embedder) -> np.ndarray:
         """Vectors for every chunk: from the cache, else embedded (and cached batch by batch)."""
@@ -603,37 +525,6 @@ def labelled(problems: list[FileProblem], label: str | None) -> list[FileProblem
     if label is None:
         return problems
     return [FileProblem(f"{label}/{p.path}", p.reason, p.skipped) for p in problems]
-
-
-def measure_hygiene(chunks: list[Chunk], counter: TokenCounter, limit: int) -> Hygiene:
-    """Count unbalanced fences, breadcrumb coverage and token lengths (special tokens included).
-
-    A chunk's length is the chunker's count of its content plus its breadcrumb's: this tokenizer
-    splits at whitespace first, so whitespace-joined pieces count exactly as their sum (checked on
-    every chunk of two corpora). Chunks within :data:`RECOUNT_MARGIN` tokens of the limit, which a
-    small error in that sum could push over it, are tokenized again whole.
-    """
-    crumbs = [" > ".join(embedded_breadcrumb(c.section_hierarchy, c)) for c in chunks]
-    distinct = list(dict.fromkeys(c for c in crumbs if c))
-    crumb_tokens = dict(zip(distinct, counter(distinct), strict=True)) if distinct else {}
-    lengths = [
-        c.token_count + crumb_tokens.get(crumb, 0) + 2
-        for c, crumb in zip(chunks, crumbs, strict=True)
-    ]
-    near = [i for i, n in enumerate(lengths) if n > limit - RECOUNT_MARGIN]
-    for i, n in zip(
-        near, counter.with_special([chunks[i].embedding_text for i in near]), strict=True
-    ):
-        lengths[i] = n
-    return Hygiene(
-        chunks=len(chunks),
-        unbalanced_fences=sum(not fence_balanced(c.content) for c in chunks),
-        with_hierarchy=sum(bool(c.section_hierarchy) for c in chunks),
-        max_tokens=max(lengths, default=0),
-        over_limit=sum(n > limit for n in lengths),
-        token_limit=limit,
-        with_furniture=sum(bool(furniture(c.content)) for c in chunks),
-    )
 
 
 def format_summary(report: BuildReport) -> str:

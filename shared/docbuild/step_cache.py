@@ -14,13 +14,14 @@ import hashlib
 import json
 import os
 import pickle
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 import docbuild
 
 T = TypeVar("T")
+I = TypeVar("I")  # noqa: E741
 CODE = sorted(Path(docbuild.__file__).parent.rglob("*.py"))
 """The build package's code: a new version of any module starts every cache afresh."""
 
@@ -50,13 +51,29 @@ class StepCache(Generic[T]):
     ) -> T:
         """The result for ``key``: from the last build if it had one (and ``still_valid`` accepts
         it), else ``compute()``."""
-        if key in self.previous and (still_valid is None or still_valid(self.previous[key])):
+        if self.has(key, still_valid):
             result = self.previous[key]
             self.reused += 1
         else:
             result = compute()
         self.current[key] = result
         return result
+
+    def get_all(
+        self,
+        keyed: list[tuple[str, I]],
+        compute: Callable[[list[I]], Iterator[T]],
+        still_valid: Callable[[T], bool] | None = None,
+    ) -> Iterator[T]:
+        """The result for each ``(key, input)``, in order, as :meth:`get` gives it; the results
+        to compute come from one ``compute(inputs)`` call (which may spread them over processes)."""
+        fresh = compute([item for key, item in keyed if not self.has(key, still_valid)])
+        for key, _ in keyed:
+            yield self.get(key, lambda: next(fresh), still_valid)
+
+    def has(self, key: str, still_valid: Callable[[T], bool] | None = None) -> bool:
+        """Whether the last build left a result for ``key`` (that ``still_valid`` accepts)."""
+        return key in self.previous and (still_valid is None or still_valid(self.previous[key]))
 
     def save(self) -> None:
         """Keep this build's results for the next build."""
