@@ -4,8 +4,10 @@ import hashlib
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 from docbuild.config import load_processing_config
+from docbuild.lake import LAKE_ALIAS, lake_location, list_snapshots
 from docbuild.pipeline import Build, BuildError
 from docbuild.scaffold import scaffold
 from docserve.duck import connect
@@ -155,6 +157,76 @@ def test_unchanged_rebuild_embeds_nothing_and_edit_embeds_only_changes(built, em
     edited = Build(config, embedder).run()
     assert 1 <= edited.embedded <= 2
     assert edited.snapshot.snapshot_id > again.snapshot.snapshot_id
+
+
+def test_an_embedding_cache_from_an_earlier_version_is_kept(built, embedder):
+    """Caches written before the append-only layout (a keyed ``embeddings`` table of FLOAT[]
+    lists) are moved over on opening: an upgrade re-embeds nothing."""
+    import duckdb
+
+    config, first = built
+    cache = config.work_dir / "embeddings.duckdb"
+    con = duckdb.connect(str(cache))
+    rows = con.execute("SELECT model, text_hash, embedding FROM vectors").fetchall()
+    con.execute(
+        "CREATE TABLE embeddings (model VARCHAR NOT NULL, text_hash VARCHAR NOT NULL,"
+        " embedding FLOAT[] NOT NULL, PRIMARY KEY (model, text_hash))"
+    )
+    con.executemany(
+        "INSERT INTO embeddings VALUES (?, ?, ?)",
+        [(model, hashed, np.frombuffer(blob, np.float32).tolist()) for model, hashed, blob in rows],
+    )
+    con.execute("DROP TABLE vectors")
+    con.close()
+    again = Build(config, embedder).run()
+    assert again.embedded == 0 and again.cached == first.chunks
+    con = duckdb.connect(str(cache), read_only=True)
+    tables = {row[0] for row in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+    assert tables == {"vectors"} and con.execute("SELECT count(*) FROM vectors").fetchone()[
+        0
+    ] == len(rows)
+    con.close()
+
+
+def test_a_lake_from_before_code_terms_serves_and_takes_them_on(built, embedder):
+    """A lake written before chunks carried their ``code_terms``: its snapshots materialise with
+    the terms computed, and the next build adds the column and fills it for the kept chunks."""
+    config, _ = built
+
+    def served_terms() -> dict[str, str]:
+        con = connect(config.database_path, read_only=True)
+        try:
+            return dict(con.execute("SELECT chunk_id, code_terms FROM chunks").fetchall())
+        finally:
+            con.close()
+
+    fresh = served_terms()
+    assert any("cosine" in terms.split() for terms in fresh.values())
+    lake = lake_location(config)
+    # the build snapshot an earlier version would have written: the same chunks, no code_terms
+    info = list_snapshots(lake)[-1]["info"]
+    con = connect(extensions=("ducklake",))
+    lake.attach(con)
+    con.execute("BEGIN")
+    con.execute(f"ALTER TABLE {LAKE_ALIAS}.chunks DROP COLUMN code_terms")
+    con.execute(
+        f"CALL {LAKE_ALIAS}.set_commit_message('docbuild', 'old', extra_info => ?)",
+        [json.dumps(info)],
+    )
+    con.execute("COMMIT")
+    old = con.execute(f"FROM {LAKE_ALIAS}.current_snapshot()").fetchone()[0]
+    con.close()
+    Build(config, embedder).rollback(old)
+    assert served_terms() == fresh
+    again = Build(config, embedder).run()
+    assert again.embedded == 0 and (again.snapshot.added, again.snapshot.removed) == (0, 0)
+    assert served_terms() == fresh
+    con = connect(extensions=("ducklake",))
+    lake.attach(con, read_only=True)
+    assert con.execute(
+        f"SELECT count(*) FROM {LAKE_ALIAS}.chunks WHERE code_terms IS NULL"
+    ).fetchone() == (0,)
+    con.close()
 
 
 def test_failed_build_leaves_previous_database_untouched(built, monkeypatch):

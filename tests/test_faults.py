@@ -91,7 +91,7 @@ def cached_vectors(config: ProcessingConfig) -> int:
 
     con = duckdb.connect(str(config.work_dir / "embeddings.duckdb"), read_only=True)
     try:
-        return con.execute("SELECT count(*) FROM embeddings").fetchone()[0]
+        return con.execute("SELECT count(*) FROM vectors").fetchone()[0]
     finally:
         con.close()
 

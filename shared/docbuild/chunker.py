@@ -14,6 +14,8 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from docserve.codeterms import code_terms
+
 from docbuild.config import ChunkingConfig
 from docbuild.documents import Document, Section
 from docbuild.processors.markdown import Fence, open_fence
@@ -46,6 +48,7 @@ class Chunk:
     content_hash: str
     title_from_path: bool = False
     version: str | None = None  # the documentation version's label; None when unversioned
+    code_terms: str = ""  # the identifiers' parts (docserve.codeterms) of breadcrumb and content
 
     @property
     def embedding_text(self) -> str:
@@ -209,6 +212,7 @@ class Chunker:
                         content_hash=digest,
                         title_from_path=doc.title_from_path,
                         version=doc.version,
+                        code_terms=code_terms(f"{' '.join(hierarchy)} {content}"),
                     )
                 )
         return chunks

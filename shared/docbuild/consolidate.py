@@ -12,8 +12,8 @@ from docbuild.chunker import Chunk
 
 
 def chunk_schema(dimension: int) -> pa.Schema:
-    """The chunk schema of DESIGN.md, with ``embedding`` as FLOAT[dimension] and the
-    documentation ``version`` of each chunk."""
+    """The chunk schema of DESIGN.md, with ``embedding`` as FLOAT[dimension], the
+    documentation ``version`` of each chunk and its ``code_terms`` for the full-text index."""
     return pa.schema(
         [
             ("chunk_id", pa.string()),
@@ -30,6 +30,7 @@ def chunk_schema(dimension: int) -> pa.Schema:
             ("page", pa.int32()),
             ("chunk_index", pa.int32()),
             ("content_hash", pa.string()),
+            ("code_terms", pa.string()),
             ("embedding", pa.list_(pa.float32(), dimension)),
         ]
     )

@@ -28,6 +28,9 @@ LAKE_ALIAS = "lake"
 POSTGRES = "postgres:"
 EXTENSION_PACKAGES = {"postgres_scanner": "duckdb-ext-postgres", "httpfs": "duckdb-ext-httpfs"}
 ACCESS_PROBE = "docbuild-access-check-*"
+ADDED_COLUMNS = ("version", "code_terms")
+"""Chunk columns that lakes written by earlier versions lack: added (NULL for the rows they hold)
+by the next snapshot."""
 """A glob under the data path that matches no file: listing it proves the bucket answers."""
 
 
@@ -208,8 +211,14 @@ def snapshot_chunks(
         con.execute("CREATE TEMP TABLE incoming AS SELECT * FROM read_parquet(?)", [str(parquet)])
         con.execute("BEGIN")
         columns = [d[0] for d in con.execute(f"FROM {LAKE_ALIAS}.chunks LIMIT 0").description]
-        if "version" not in columns:  # a lake from before documentation versions
-            con.execute(f"ALTER TABLE {LAKE_ALIAS}.chunks ADD COLUMN version VARCHAR")
+        for column in ADDED_COLUMNS:
+            if column not in columns:
+                con.execute(f"ALTER TABLE {LAKE_ALIAS}.chunks ADD COLUMN {column} VARCHAR")
+        if "code_terms" not in columns:  # fill the new column for the chunks the lake keeps
+            con.execute(
+                f"UPDATE {LAKE_ALIAS}.chunks SET code_terms = i.code_terms FROM incoming i "
+                f"WHERE {LAKE_ALIAS}.chunks.chunk_id = i.chunk_id"
+            )
         by_version = _changes_by_version(con)
         changed = [label for label in labels if label in by_version]
         changed += sorted(str(v) for v in by_version if v is not None and v not in labels)

@@ -73,19 +73,10 @@ def materialize(
         try:
             lake.attach(con, read_only=True)
             con.create_function(
-                "code_terms", code_terms_batch, ["VARCHAR"], "VARCHAR", type="arrow"
+                "code_terms_of", code_terms_batch, ["VARCHAR"], "VARCHAR", type="arrow"
             )
             with timed(log, "chunks table"):
-                con.execute(
-                    "CREATE TABLE chunks AS SELECT * REPLACE "
-                    f"(embedding::FLOAT[{int(dimension)}] AS embedding), "
-                    "array_to_string(section_hierarchy, ' ') AS headings, "
-                    "code_terms(array_to_string(section_hierarchy, ' ') || ' ' || content) AS code_terms, "
-                    "(row_number() OVER (ORDER BY path, document_id, chunk_index) - 1)::INTEGER "
-                    "AS chunk_row "
-                    f"FROM {LAKE_ALIAS}.chunks AT (VERSION => ?) ORDER BY path, document_id, chunk_index",
-                    [snapshot_id],
-                )
+                con.execute(chunks_query(con, snapshot_id, int(dimension)))
             con.execute(f"DETACH {LAKE_ALIAS}")
             # a snapshot from before documentation versions: every chunk is unversioned
             con.execute("ALTER TABLE chunks ADD COLUMN IF NOT EXISTS version VARCHAR")
@@ -148,6 +139,29 @@ def materialize(
         tmp.unlink(missing_ok=True)
         Path(f"{tmp}.wal").unlink(missing_ok=True)
     return counts
+
+
+def chunks_query(con: duckdb.DuckDBPyConnection, snapshot_id: int, dimension: int) -> str:
+    """The statement that copies the snapshot's chunks into ``chunks``, in document order.
+
+    ``code_terms`` come with the chunks; a snapshot written before they did (or rows it kept
+    from then) gets them computed here, by the same function.
+    """
+    source = f"{LAKE_ALIAS}.chunks AT (VERSION => {int(snapshot_id)})"
+    columns = {d[0] for d in con.execute(f"FROM {source} LIMIT 0").description}
+    computed = "code_terms_of(array_to_string(section_hierarchy, ' ') || ' ' || content)"
+    embedding = f"embedding::FLOAT[{dimension}] AS embedding"
+    if "code_terms" in columns:
+        replaced, added = f"{embedding}, coalesce(code_terms, {computed}) AS code_terms", ""
+    else:
+        replaced, added = embedding, f"{computed} AS code_terms, "
+    order = "path, document_id, chunk_index"
+    return (
+        f"CREATE TABLE chunks AS SELECT * REPLACE ({replaced}), "
+        f"array_to_string(section_hierarchy, ' ') AS headings, {added}"
+        f"(row_number() OVER (ORDER BY {order}) - 1)::INTEGER AS chunk_row "
+        f"FROM {source} ORDER BY {order}"
+    )
 
 
 def code_terms_batch(texts: pa.Array) -> pa.Array:

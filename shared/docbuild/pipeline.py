@@ -180,6 +180,32 @@ class Build:
     @locked
     def run(self) -> BuildReport:
         """Run every stage; raises :class:`BuildError` on the first failure."""
+        info, dimension, embedder = self._stages_to_snapshot()
+        # the sources' documents, chunks and vectors are gone by now: materialising a million
+        # chunks needs the memory they held (several GB) for DuckDB's sort
+        with self.stage("materialise"):
+            materialize(
+                lake_location(self.config),
+                self.report.snapshot.snapshot_id,
+                self.config.database_path,
+                dimension,
+                {
+                    **info,
+                    "versions_changed": self.report.snapshot.versions_changed,
+                    "built_at": datetime.now(UTC).isoformat(timespec="seconds"),
+                },
+                self.evaluate if self.config.eval.queries or self.config.eval.beir else None,
+                self.search_settings(),
+                self.config.index,
+                log,
+            )
+        with self.stage("package"):
+            self.package(embedder)
+        return self.report
+
+    def _stages_to_snapshot(self) -> tuple[dict[str, object], int, Embedder]:
+        """Run the stages up to the DuckLake snapshot; return the build's info, the vectors'
+        dimension and the embedder."""
         config = self.config
         versions = config.doc_versions()
         self.report.default_version = config.default_label
@@ -259,25 +285,7 @@ class Build:
                 version.added, version.removed = self.report.snapshot.by_version.get(
                     version.label, (0, 0)
                 )
-        with self.stage("materialise"):
-            materialize(
-                lake_location(config),
-                self.report.snapshot.snapshot_id,
-                config.database_path,
-                embeddings.shape[1],
-                {
-                    **info,
-                    "versions_changed": self.report.snapshot.versions_changed,
-                    "built_at": datetime.now(UTC).isoformat(timespec="seconds"),
-                },
-                self.evaluate if config.eval.queries or config.eval.beir else None,
-                self.search_settings(),
-                config.index,
-                log,
-            )
-        with self.stage("package"):
-            self.package(embedder)
-        return self.report
+        return info, embeddings.shape[1], embedder
 
     @locked
     def rollback(self, snapshot_id: int) -> BuildReport:
