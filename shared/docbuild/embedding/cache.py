@@ -48,7 +48,9 @@ class EmbeddingCache:
             self.con.unregister("wanted")
         if not found.num_rows:
             return {}
-        matrix = _as_matrix(found["embedding"].combine_chunks())
+        # per Arrow chunk: one binary array holds at most 2 GB (1.4M vectors of 384 floats)
+        parts = [_as_matrix(part) for part in found["embedding"].chunks if len(part)]
+        matrix = np.concatenate(parts)
         return dict(zip(found["text_hash"].to_pylist(), matrix, strict=True))
 
     def put_many(self, model: str, hashes: list[str], vectors: np.ndarray) -> None:
