@@ -32,11 +32,20 @@ def create_full_text_index(
         ).fetchall()
     )
     con.execute(
-        f"CREATE TEMP TABLE fts_tokens AS SELECT docid, fieldid, stem(w, ?) AS term "
-        f"FROM ({tokenized}) WHERE w IS NOT NULL AND len(w) > 0 "
-        f"AND w NOT IN (SELECT sw FROM {SCHEMA}.stopwords)",
+        f"CREATE TEMP TABLE fts_words AS SELECT * FROM ({tokenized}) WHERE w IS NOT NULL AND len(w) > 0"
+    )
+    # each distinct word is stemmed once (a hundredth of the tokens), stopwords dropped with it
+    con.execute(
+        f"CREATE TEMP TABLE fts_stems AS SELECT w, stem(w, ?) AS term FROM (SELECT DISTINCT w "
+        f"FROM fts_words) WHERE w NOT IN (SELECT sw FROM {SCHEMA}.stopwords)",
         [stemmer],
     )
+    con.execute(
+        "CREATE TEMP TABLE fts_tokens AS SELECT docid, fieldid, term FROM fts_words "
+        "JOIN fts_stems USING (w)"
+    )
+    con.execute("DROP TABLE fts_words")
+    con.execute("DROP TABLE fts_stems")
     for table in ("docs", "terms", "dict", "stats"):
         con.execute(f"DELETE FROM {SCHEMA}.{table}")
     con.execute(

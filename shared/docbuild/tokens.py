@@ -66,7 +66,7 @@ class TokenCounter:
             self._learn({w for i in pending for w in texts[i].split() if w not in words})
             for i in pending:
                 counts[i] = sum(map(words.__getitem__, texts[i].split()))
-        if self.joined:
+        if self.joined and self.joined.search("".join(texts)):  # one scan finds the rare case
             for i, text in enumerate(texts):
                 if self.joined.search(text):
                     counts[i] = self._tokenize([text])[0]

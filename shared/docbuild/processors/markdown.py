@@ -145,13 +145,27 @@ def merge_heading_only(sections: list[Section]) -> list[Section]:
     for section in sections:
         text = f"{pending}\n\n{section.text}" if pending else section.text
         pending = None
-        if all(ATX_HEADING.match(line) for line in text.split("\n") if line.strip()):
+        if heading_only(text):
             pending = text.strip()
             continue
         merged.append(Section(section.hierarchy, text, section.anchor, section.page))
     if pending and merged:
         merged[-1].text += f"\n\n{pending}"
     return merged
+
+
+def heading_only(text: str) -> bool:
+    """True when every line of ``text`` that is not blank is a heading; reads only as far as the
+    first line that is not (a section's second line, mostly), not the whole text."""
+    start = 0
+    while start <= len(text):
+        end = text.find("\n", start)
+        end = len(text) if end < 0 else end
+        line = text[start:end]
+        if line.strip() and not ATX_HEADING.match(line):
+            return False
+        start = end + 1
+    return True
 
 
 def document_url(

@@ -14,11 +14,10 @@ import re
 IDENTIFIER = re.compile(
     r"[A-Za-z0-9_]+(?:[.:]+[A-Za-z0-9_]+)+|[A-Za-z0-9]*_[A-Za-z0-9_]*|[a-z0-9]+[A-Z][A-Za-z0-9]*|[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*"
 )
-WORD = re.compile(r"[A-Za-z0-9_.:]+")
-"""A run of the characters identifiers are made of: every identifier lies within one."""
-MARKED = re.compile(r"[_.:]|[a-z0-9][A-Z]")
-"""What any identifier holds (an underscore, a dot or colon, a lower-to-upper change), so runs
-without it (most words) are skipped before the slower ``IDENTIFIER`` pattern runs."""
+MARKED_WORD = re.compile(r"(?<![A-Za-z0-9_.:])[A-Za-z0-9]*(?:[_.:]|[a-z0-9][A-Z])[A-Za-z0-9_.:]*")
+"""A run of the characters identifiers are made of that holds what any identifier holds (an
+underscore, a dot or colon, a lower-to-upper change): every identifier lies within one, and the
+runs without it (most words) are passed over by this one scan before ``IDENTIFIER`` runs."""
 SEPARATORS = re.compile(r"[_.:]+")
 DOTS = re.compile(r"[.:]+")
 CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
@@ -32,9 +31,7 @@ def split_identifier(identifier: str) -> list[str]:
 def code_terms(text: str) -> str:
     """Space-separated extra terms for the identifiers in ``text`` (empty when there are none)."""
     terms: list[str] = []
-    found = [
-        i for word in WORD.findall(text) if MARKED.search(word) for i in IDENTIFIER.findall(word)
-    ]
+    found = [i for word in MARKED_WORD.findall(text) for i in IDENTIFIER.findall(word)]
     for match in found:
         identifier = match.strip("_.:")
         parts = split_identifier(identifier)
