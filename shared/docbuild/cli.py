@@ -17,7 +17,14 @@ from pathlib import Path
 from docbuild import ask
 from docbuild.build_lock import BuildLocked
 from docbuild.client_config import CLIENTS, INSTALLS, client_config
-from docbuild.config import ConfigError, ProcessingConfig, load_processing_config, server_root
+from docbuild.config import (
+    DEFAULT_PRECISION,
+    PRECISIONS,
+    ConfigError,
+    ProcessingConfig,
+    load_processing_config,
+    server_root,
+)
 from docbuild.distribution import describe, package
 from docbuild.distribution.bundle import PLATFORMS, BundleError
 from docbuild.doc_versions import add_version
@@ -60,6 +67,13 @@ def _parser() -> argparse.ArgumentParser:
         metavar="LABEL",
         help="make a versioned server whose first documentation version is LABEL (e.g. 25.1); "
         "add more with add-version",
+    )
+    p.add_argument(
+        "--precision",
+        default=DEFAULT_PRECISION,
+        choices=PRECISIONS,
+        help="the local encoder's precision: fp32, or int8 (quantized from the same weights, "
+        f"faster; see docs/embedding-runtime.md) (default: {DEFAULT_PRECISION})",
     )
 
     p = commands.add_parser(
@@ -223,6 +237,7 @@ def main(argv: list[str] | None = None) -> int:
                 args.subfolder,
                 url_suffix=args.url_suffix,
                 version=args.version,
+                precision=args.precision,
             )
             versioned = f" (documentation version {args.version})" if args.version else ""
             print(f"created {target}{versioned}\nnext: tools/build_mcp.sh {args.name}")

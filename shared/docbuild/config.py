@@ -19,6 +19,8 @@ NAME_PATTERN = re.compile(r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$")
 LABEL_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 """A documentation version's label: it names a folder (git syncs) and shows in ids and URLs."""
 RESERVED_LABELS = ("all",)
+PRECISIONS = ("fp32", "int8")  # of the local encoder (embedding.precision)
+DEFAULT_PRECISION = "fp32"  # for new servers (scaffold): see docs/embedding-runtime.md
 """Labels the runtime gives a meaning of its own: ``search(version="all")`` searches every version."""
 
 
@@ -203,7 +205,21 @@ class EmbeddingConfig:
     model_path: str | None = None
     batch_size: int = 16
     threads: int | None = None
+    precision: str = "fp32"  # the local encoder's: fp32, or int8 (quantized once per machine)
     openai: OpenAIConfig = field(default_factory=OpenAIConfig)
+
+    def check(self, path: Path) -> None:
+        """Raise :class:`ConfigError` for a precision that is unknown or does not apply."""
+        if self.precision not in PRECISIONS:
+            raise ConfigError(
+                f"{path}: embedding.precision must be one of {', '.join(PRECISIONS)}, "
+                f"not {self.precision!r}"
+            )
+        if self.precision != "fp32" and self.provider != "local":
+            raise ConfigError(
+                f"{path}: embedding.precision {self.precision} applies to the local encoder; "
+                f"the {self.provider} provider's server has its own: remove the setting"
+            )
 
 
 @dataclass
@@ -454,6 +470,8 @@ def load_processing_config(name: str, root: Path | None = None) -> ProcessingCon
     openai = _section(embedding, "openai", OpenAIConfig, path)
     openai.check(path)
     embedding["openai"] = openai
+    embedding_config = _section({"embedding": embedding}, "embedding", EmbeddingConfig, path)
+    embedding_config.check(path)
     lake = _lake(data, path)
     return ProcessingConfig(
         name=name,
@@ -469,7 +487,7 @@ def load_processing_config(name: str, root: Path | None = None) -> ProcessingCon
         html=_section(data, "html", HtmlConfig, path),
         jsonl=_section(data, "jsonl", JsonlConfig, path),
         chunking=_section(data, "chunking", ChunkingConfig, path),
-        embedding=_section({"embedding": embedding}, "embedding", EmbeddingConfig, path),
+        embedding=embedding_config,
         eval=_section(data, "eval", EvalConfig, path),
         index=_section(data, "index", IndexConfig, path),
         lake=lake,

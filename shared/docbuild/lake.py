@@ -219,6 +219,9 @@ def snapshot_chunks(
                 f"UPDATE {LAKE_ALIAS}.chunks SET code_terms = i.code_terms FROM incoming i "
                 f"WHERE {LAKE_ALIAS}.chunks.chunk_id = i.chunk_id"
             )
+        replaced = 0
+        if _encoder_changed(con, info):  # every vector is new: the lake keeps no row
+            replaced = con.execute(f"DELETE FROM {LAKE_ALIAS}.chunks").fetchone()[0]
         by_version = _changes_by_version(con)
         changed = [label for label in labels if label in by_version]
         changed += sorted(str(v) for v in by_version if v is not None and v not in labels)
@@ -235,6 +238,7 @@ def snapshot_chunks(
         )
         con.execute("COMMIT")
         snapshot_id = con.execute(f"FROM {LAKE_ALIAS}.current_snapshot()").fetchone()[0]
+        removed += replaced
         return Snapshot(int(snapshot_id), int(added), int(removed), changed, by_version)
     except BaseException as exc:
         with contextlib.suppress(duckdb.Error):
@@ -244,6 +248,19 @@ def snapshot_chunks(
         raise
     finally:
         con.close()
+
+
+def _encoder_changed(con: duckdb.DuckDBPyConnection, info: dict[str, object]) -> bool:
+    """Whether the lake's last build embedded with another encoder than ``info`` names (its
+    ``model_cache_key``: the model, its weights and its precision)."""
+    row = con.execute(
+        f"SELECT commit_extra_info FROM {LAKE_ALIAS}.snapshots() WHERE author = 'docbuild' "
+        "ORDER BY snapshot_id DESC LIMIT 1"
+    ).fetchone()
+    if row is None or not row[0]:
+        return False
+    previous = json.loads(row[0]).get("model_cache_key")
+    return previous is not None and previous != info.get("model_cache_key")
 
 
 def _changes_by_version(con: duckdb.DuckDBPyConnection) -> dict[str | None, tuple[int, int]]:

@@ -94,6 +94,27 @@ def bundle_model(model_dir: Path, server_root: Path) -> Path:
     return target
 
 
+def encoder_file_name(embedder: object) -> str | None:
+    """The name a quantized encoder has in ``runtime/`` (its hash in it, so a server still
+    serving the previous build keeps its own); None for an fp32 or remote encoder."""
+    digest = getattr(embedder, "encoder_sha256", None)
+    if not digest:
+        return None
+    return f"encoder-{getattr(embedder, 'precision', 'int8')}-{digest[:12]}.onnx"
+
+
+def encoder_files(runtime: Path) -> list[Path]:
+    """The quantized encoders in a server's ``runtime/`` folder (shipped with its database)."""
+    return sorted(runtime.glob("encoder-*.onnx"))
+
+
+def remove_other_encoders(server_root: Path, keep: object) -> None:
+    """Delete the quantized encoders in ``runtime/`` other than ``keep`` (the served build's)."""
+    for path in encoder_files(server_root / "runtime"):
+        if path.name != keep:
+            path.unlink()
+
+
 def write_checksums(model_dir: Path) -> Path:
     """Record each model file's SHA-256 (``sha256sum`` format), which ``--doctor`` checks."""
     lines = [

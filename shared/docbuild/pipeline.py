@@ -5,6 +5,8 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import os
+import shutil
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -17,6 +19,7 @@ from typing import Concatenate, ParamSpec, TypeVar
 import duckdb
 import numpy as np
 from docserve.config import SearchSettings, configured_search
+from docserve.doctor import file_sha256
 from docserve.duck import connect
 from tqdm import tqdm
 
@@ -39,7 +42,13 @@ from docbuild.embedding.cache import EmbeddingCache
 from docbuild.hygiene import Hygiene
 from docbuild.lake import Snapshot, lake_location, list_snapshots, snapshot_chunks
 from docbuild.materialize import materialize
-from docbuild.package import bundle_model, install_runtime, render_readme
+from docbuild.package import (
+    bundle_model,
+    encoder_file_name,
+    install_runtime,
+    remove_other_encoders,
+    render_readme,
+)
 from docbuild.parse_step import Parsed, parse_all
 from docbuild.step_cache import StepCache, content_key
 from docbuild.sync import source_revision, sync_source
@@ -184,6 +193,7 @@ class Build:
         # the sources' documents, chunks and vectors are gone by now: materialising a million
         # chunks needs the memory they held (several GB) for DuckDB's sort
         with self.stage("materialise"):
+            self.ship_encoder(info)  # before the database that needs it
             materialize(
                 lake_location(self.config),
                 self.report.snapshot.snapshot_id,
@@ -200,7 +210,7 @@ class Build:
                 log,
             )
         with self.stage("package"):
-            self.package(embedder)
+            self.package(embedder, info)
         return self.report
 
     def _stages_to_snapshot(self) -> tuple[dict[str, object], int, Embedder]:
@@ -300,6 +310,7 @@ class Build:
             )
         info = dict(builds[snapshot_id]["info"])
         with self.stage("materialise"):
+            self.ship_encoder(info)
             counts = materialize(
                 lake,
                 snapshot_id,
@@ -316,6 +327,7 @@ class Build:
             )
         with self.stage("package"):
             install_runtime(config.server_root, config.name)
+            remove_other_encoders(config.server_root, info.get("encoder_file"))
             self.render(config)
         self.report.chunks, self.report.documents = counts["chunks"], counts["documents"]
         self.report.default_version = info.get("default_version")
@@ -363,14 +375,44 @@ class Build:
             }
         }
 
-    def package(self, embedder: Embedder) -> None:
+    def package(self, embedder: Embedder, info: dict[str, object]) -> None:
         """Make the server folder self-contained: runtime code, script, model, README."""
         config = self.config
         install_runtime(config.server_root, config.name)
         model_dir = getattr(embedder, "model_dir", None)
         if model_dir is not None:
             bundle_model(model_dir, config.server_root)
+        remove_other_encoders(config.server_root, info.get("encoder_file"))
         self.render(config)
+
+    def ship_encoder(self, info: dict[str, object]) -> None:
+        """Put the quantized encoder a build's vectors came from into ``runtime/``, where its
+        server loads it for queries (an fp32 build needs none: its encoder is the model's
+        weights). A rollback to an int8 build quantizes again if need be, and must get the
+        same file."""
+        name = info.get("encoder_file")
+        if not name:
+            return
+        target = self.config.server_root / "runtime" / str(name)
+        expected = str(info["encoder_sha256"])
+        if target.is_file() and file_sha256(target) == expected:
+            return
+        from docserve.encoder import default_model_dir
+
+        from docbuild.embedding.quantize import int8_encoder
+
+        model = self.config.embedding.model_path
+        source = int8_encoder(Path(model) if model else default_model_dir())
+        if file_sha256(source) != expected:
+            raise BuildError(
+                f"the int8 encoder made here ({source}) is not the one that build embedded with "
+                f"(SHA-256 {expected[:12]}): the model or ONNX Runtime differs from that build's; "
+                "rebuild instead of rolling back"
+            )
+        staged = target.with_name(f"{target.name}.tmp-{os.getpid()}")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, staged)
+        os.replace(staged, target)
 
     @staticmethod
     def render(config: ProcessingConfig) -> None:
@@ -477,9 +519,10 @@ class Build:
                 for version in self.report.versions:
                     own = {c.content_hash for c in chunks if c.version == version.label}
                     version.embedded = len(own & lacking)
-            texts[probe] = PROBE_TEXT
-            if probe not in vectors:
-                missing.append(probe)
+            if probe not in vectors:  # alone, as the server embeds a query: an int8 encoder
+                # scales activations per batch, so its vector for a text depends on the batch
+                vectors[probe] = embedder.embed_batch([PROBE_TEXT])[0]
+                cache.put_many(embedder.cache_key, [probe], vectors[probe][None, :])
             with progress(total=len(missing), desc="embed", unit="chunk") as bar:
                 wanted = [texts[h] for h in missing]
                 for start, matrix in embed_parts(embedder, wanted, EMBED_GROUP):
@@ -508,6 +551,9 @@ class Build:
             "model_id": embedder.model_id,
             "model_cache_key": embedder.cache_key,
             "model_sha256": getattr(embedder, "weights_sha256", None),
+            "precision": getattr(embedder, "precision", None),  # None: the server's own
+            "encoder_file": encoder_file_name(embedder),
+            "encoder_sha256": getattr(embedder, "encoder_sha256", None),
             "dimension": embedder.dimension,
             "normalized": True,
             "metric": "cosine",

@@ -7,7 +7,15 @@ import os
 import shutil
 from pathlib import Path
 
-from docbuild.config import NAME_PATTERN, check_label, project_root, server_root, underscored
+from docbuild.config import (
+    DEFAULT_PRECISION,
+    NAME_PATTERN,
+    PRECISIONS,
+    check_label,
+    project_root,
+    server_root,
+    underscored,
+)
 from docbuild.processors import FORMATS
 
 TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
@@ -114,6 +122,7 @@ def scaffold(
     root: Path | None = None,
     url_suffix: str = "",
     version: str | None = None,
+    precision: str = DEFAULT_PRECISION,
 ) -> Path:
     """Create the server folder; raises :class:`ScaffoldError` on a bad name or source.
 
@@ -125,6 +134,10 @@ def scaffold(
         raise ScaffoldError(
             f"invalid name {name!r}: use lower-case letters, digits and single hyphens, "
             "starting with a letter (for example mojo-manual-mcp)"
+        )
+    if precision not in PRECISIONS:
+        raise ScaffoldError(
+            f"invalid precision {precision!r}: choose one of {', '.join(PRECISIONS)}"
         )
     if fmt not in FORMATS:
         raise ScaffoldError(f"invalid format {fmt!r}: choose one of {', '.join(FORMATS)}")
@@ -147,6 +160,7 @@ def scaffold(
         "format": fmt,
         "url_base": url_base or "null",
         "url_suffix": url_suffix,
+        "precision": precision,
         "source_block": "\n".join(block) + "\n",
     }
     staging = target.with_name(f".{name}.tmp")

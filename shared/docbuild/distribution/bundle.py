@@ -23,7 +23,7 @@ from docserve.doctor import INSTALL_FILE
 
 from docbuild.distribution.release import Release
 from docbuild.distribution.wheel import FIXED_TIME, json_bytes, tree
-from docbuild.package import RUNTIME_PACKAGE, RUNTIME_SOURCE
+from docbuild.package import RUNTIME_PACKAGE, RUNTIME_SOURCE, encoder_files
 
 MANIFEST_VERSION = "0.3"
 
@@ -176,6 +176,7 @@ def stage(
         **tree(server_root / "runtime" / "model", "runtime/model"),
         f"runtime/{underscored}_server.py": server_root / "runtime" / f"{underscored}_server.py",
         f"runtime/{underscored}.db": server_root / "runtime" / f"{underscored}.db",
+        **{f"runtime/{p.name}": p for p in encoder_files(server_root / "runtime")},
         "config/server_config.yaml": server_root / "config" / "server_config.yaml",
         "requirements.txt": server_root / "requirements.txt",
     }

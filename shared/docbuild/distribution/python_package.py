@@ -18,7 +18,7 @@ from docserve.encoder import read_model_id
 from docbuild import __version__
 from docbuild.distribution.release import Release
 from docbuild.distribution.wheel import WheelSpec, json_bytes, tree
-from docbuild.package import RUNTIME_PACKAGE, RUNTIME_SOURCE
+from docbuild.package import RUNTIME_PACKAGE, RUNTIME_SOURCE, encoder_files
 
 MODEL_PREFIX = "docs-mcp-model-"
 
@@ -153,6 +153,7 @@ def server_wheel(
             f"{package}/{INSTALL_FILE}": json_bytes(install),
             f"{package}/config/server_config.yaml": config,
             f"{package}/runtime/{database.name}": database,
+            **{f"{package}/runtime/{path.name}": path for path in encoder_files(database.parent)},
             **tree(RUNTIME_SOURCE / RUNTIME_PACKAGE, f"{package}/{RUNTIME_PACKAGE}"),
         },
     )

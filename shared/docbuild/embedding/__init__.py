@@ -42,7 +42,10 @@ def make_embedder(config: EmbeddingConfig, log_dir: Path | None = None) -> Embed
         from docbuild.embedding.local import LocalEmbedder
 
         return LocalEmbedder(
-            config.model_path, batch_size=config.batch_size, threads=config.threads
+            config.model_path,
+            batch_size=config.batch_size,
+            threads=config.threads,
+            precision=config.precision,
         )
     if config.provider == "openai":
         from docbuild.embedding.openai import OpenAIEmbedder

@@ -9,31 +9,49 @@ from pathlib import Path
 import numpy as np
 from docserve.encoder import SentenceEncoder, default_model_dir, file_sha256, read_model_id
 
+from docbuild.config import PRECISIONS
+
 
 class LocalEmbedder:
     """Embeds with a local sentence-transformers folder (the PyPI-shipped model by default).
 
-    The model is loaded on the first batch, so a rebuild that finds every vector in the cache
-    never loads it.
+    With ``precision="int8"`` the encoder is the quantized one (:mod:`docbuild.embedding.quantize`,
+    made once per machine). The model is loaded on the first batch, so a rebuild that finds every
+    vector in the cache never loads it.
     """
 
     def __init__(
-        self, model_path: str | Path | None = None, batch_size: int = 16, threads: int | None = None
+        self,
+        model_path: str | Path | None = None,
+        batch_size: int = 16,
+        threads: int | None = None,
+        precision: str = "fp32",
     ) -> None:
         self.model_dir = Path(model_path) if model_path else default_model_dir()
         self.batch_size = batch_size
         self.threads = threads
+        self.precision = precision
         self.model_id = read_model_id(self.model_dir)
         self.dimension = int(
             json.loads((self.model_dir / "config.json").read_text())["hidden_size"]
         )
         self.weights_sha256 = file_sha256(self.model_dir / "model.safetensors")
         self.cache_key = f"local:{self.model_id}:{self.weights_sha256[:16]}"
+        self.encoder_file: Path | None = None  # the int8 encoder's ONNX file
+        self.encoder_sha256: str | None = None
+        if precision == "int8":
+            from docbuild.embedding.quantize import int8_encoder
+
+            self.encoder_file = int8_encoder(self.model_dir)
+            self.encoder_sha256 = file_sha256(self.encoder_file)
+            self.cache_key += f":int8:{self.encoder_sha256[:16]}"
+        elif precision != "fp32":
+            raise ValueError(f"unknown precision {precision!r}: use one of {', '.join(PRECISIONS)}")
 
     @cached_property
     def encoder(self) -> SentenceEncoder:
         """The ONNX Runtime session, created on first use."""
-        return SentenceEncoder(self.model_dir, threads=self.threads)
+        return SentenceEncoder(self.model_dir, threads=self.threads, onnx_file=self.encoder_file)
 
     def check(self) -> None:
         """The model is in process: nothing to check."""

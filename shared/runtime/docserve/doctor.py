@@ -261,6 +261,21 @@ def check_database(database: Path, weights: str | None, install: Install) -> lis
             f"snapshot {info.get('snapshot_id')}, built {info.get('built_at')}",
         )
     ]
+    encoder = info.get("encoder_file")
+    if encoder:  # a quantized encoder ships beside the database
+        path = database.parent / str(encoder)
+        found = file_sha256(path) if path.is_file() else None
+        state = "missing" if found is None else f"changed (SHA-256 {found[:12]})"
+        ok = found == info.get("encoder_sha256")
+        checks.append(
+            Check(
+                "encoder",
+                ok,
+                f"{info.get('precision')} encoder {encoder}: "
+                + ("as the build made it" if ok else state),
+                install.restore_data,
+            )
+        )
     built_with = info.get("model_sha256")
     if weights and built_with and weights != built_with:
         checks.append(

@@ -19,6 +19,7 @@ from importlib.util import find_spec
 from pathlib import Path
 
 import numpy as np
+import onnx
 import onnxruntime as ort
 from onnx import NodeProto, TensorProto, ValueInfoProto, helper, numpy_helper
 from safetensors.numpy import load_file
@@ -263,16 +264,39 @@ def _create_session(
     options = ort.SessionOptions()
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     options.intra_op_num_threads = threads or os.cpu_count() or 1
-    options.add_external_initializers(
-        list(weights), [ort.OrtValue.ortvalue_from_numpy(a) for a in weights.values()]
-    )
+    if weights:
+        options.add_external_initializers(
+            list(weights), [ort.OrtValue.ortvalue_from_numpy(a) for a in weights.values()]
+        )
     return ort.InferenceSession(onnx_bytes, options, providers=["CPUExecutionProvider"])
 
 
-class SentenceEncoder:
-    """A BERT sentence-transformers model with mean pooling (all-MiniLM-L6-v2) on ONNX Runtime."""
+def bert_model(model_dir: Path) -> bytes:
+    """The fp32 encoder of ``model_dir`` as one self-contained serialized ONNX model (the weights
+    inside it), as a quantizer needs it."""
+    config = json.loads((model_dir / "config.json").read_text(encoding="utf-8"))
+    onnx_bytes, weights = _build_bert_onnx(load_file(model_dir / "model.safetensors"), config)
+    model = onnx.load_from_string(onnx_bytes)
+    for tensor in model.graph.initializer:
+        if tensor.data_location == TensorProto.EXTERNAL:
+            tensor.CopyFrom(numpy_helper.from_array(weights[tensor.name], tensor.name))
+    return model.SerializeToString()
 
-    def __init__(self, model_dir: Path | str | None = None, threads: int | None = None) -> None:
+
+class SentenceEncoder:
+    """A BERT sentence-transformers model with mean pooling (all-MiniLM-L6-v2) on ONNX Runtime.
+
+    The encoder is the fp32 graph assembled from ``model.safetensors``, or, with ``onnx_file``, a
+    ready ONNX model of it (the int8 encoder a build quantizes); the tokenizer and settings come
+    from ``model_dir`` either way.
+    """
+
+    def __init__(
+        self,
+        model_dir: Path | str | None = None,
+        threads: int | None = None,
+        onnx_file: Path | None = None,
+    ) -> None:
         """Load the tokenizer and weights from ``model_dir`` (default: the installed package)."""
         self.model_dir = Path(model_dir) if model_dir is not None else default_model_dir()
         self.model_id = read_model_id(self.model_dir)
@@ -288,10 +312,14 @@ class SentenceEncoder:
         pad = self.tokenizer.padding or {"pad_id": 0, "pad_token": "[PAD]"}
         self.tokenizer.enable_padding(pad_id=pad["pad_id"], pad_token=pad["pad_token"])
 
-        onnx_bytes, weights = _build_bert_onnx(
-            load_file(self.model_dir / "model.safetensors"), config
-        )
-        self._session = _create_session(onnx_bytes, weights, threads)
+        self.onnx_file = onnx_file
+        if onnx_file is not None:
+            self._session = _create_session(onnx_file.read_bytes(), {}, threads)
+        else:
+            onnx_bytes, weights = _build_bert_onnx(
+                load_file(self.model_dir / "model.safetensors"), config
+            )
+            self._session = _create_session(onnx_bytes, weights, threads)
 
     @cached_property
     def weights_sha256(self) -> str:

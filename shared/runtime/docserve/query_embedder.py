@@ -11,8 +11,9 @@ import sys
 import threading
 import time
 from collections import OrderedDict
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -31,15 +32,65 @@ class Backend(Protocol):
     def embed(self, text: str) -> np.ndarray: ...
 
 
-class LocalBackend:
-    """The model in process (ONNX Runtime), loaded on first use."""
+@dataclass(frozen=True)
+class Encoder:
+    """The quantized encoder a database's vectors came from (``build_info``): its ONNX file in
+    the server's ``runtime/`` folder and that file's SHA-256."""
 
-    def __init__(self, model_dir: Path | None) -> None:
+    precision: str
+    file: Path
+    sha256: str
+
+    @classmethod
+    def of_build(cls, info: dict[str, Any], runtime: Path) -> Encoder | None:
+        """The encoder ``info`` names (None: the fp32 encoder, made from the model's weights)."""
+        name = info.get("encoder_file")
+        if not name:
+            return None
+        return cls(str(info.get("precision")), runtime / str(name), str(info["encoder_sha256"]))
+
+    def check(self) -> None:
+        """Raise :class:`EmbedderUnavailable` unless the file is there, byte for byte."""
+        from .doctor import file_sha256
+
+        fix = "copy the whole server folder again, or rebuild the server"
+        if not self.file.is_file():
+            raise EmbedderUnavailable(
+                f"this database was embedded with the {self.precision} encoder {self.file.name}, "
+                f"which is missing: {fix}"
+            )
+        found = file_sha256(self.file)
+        if found != self.sha256:
+            raise EmbedderUnavailable(
+                f"{self.file} is not the {self.precision} encoder this database was embedded with "
+                f"(SHA-256 {found[:12]}, the build's {self.sha256[:12]}): {fix}"
+            )
+
+
+def precision_of(info: dict[str, Any]) -> str | None:
+    """The precision of the local encoder a build embedded with (None: an embedding server)."""
+    if info.get("embedding_provider", "local") != "local":
+        return None
+    return str(info.get("precision") or "fp32")  # builds from before int8 were all fp32
+
+
+class LocalBackend:
+    """The model in process (ONNX Runtime), loaded on first use; with ``encoder``, the
+    quantized encoder the database was built with (checked against its hash first)."""
+
+    def __init__(self, model_dir: Path | None, encoder: Encoder | None = None) -> None:
         from .encoder import SentenceEncoder, default_model_dir
 
         folder = model_dir or default_model_dir()
         self.description = f"local model {folder}"
-        self.encoder = SentenceEncoder(folder, threads=min(2, os.cpu_count() or 1))
+        if encoder is not None:
+            encoder.check()
+            self.description += f" ({encoder.precision}: {encoder.file.name})"
+        self.encoder = SentenceEncoder(
+            folder,
+            threads=min(2, os.cpu_count() or 1),
+            onnx_file=encoder.file if encoder else None,
+        )
 
     def embed(self, text: str) -> np.ndarray:
         """Embed one text."""
@@ -75,9 +126,15 @@ class OpenAIBackend:
 class QueryEmbedder:
     """Cached, failure-tolerant query embedding over a backend created on first use."""
 
-    def __init__(self, settings: EmbedderSettings, default_model_dir: Path | None = None) -> None:
+    def __init__(
+        self,
+        settings: EmbedderSettings,
+        default_model_dir: Path | None = None,
+        encoder: Encoder | None = None,
+    ) -> None:
         self.settings = settings
         self.default_model_dir = default_model_dir
+        self.encoder = encoder  # the database's quantized encoder (local provider only)
         self.backend: Backend | None = None
         self.cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self.failed_at: float | None = None
@@ -98,7 +155,9 @@ class QueryEmbedder:
             Path(self.settings.model_path) if self.settings.model_path else self.default_model_dir
         )
         try:
-            return LocalBackend(folder if folder and folder.is_dir() else None)
+            return LocalBackend(folder if folder and folder.is_dir() else None, self.encoder)
+        except EmbedderUnavailable:
+            raise
         except Exception as exc:  # a missing or broken model must degrade, not crash
             raise EmbedderUnavailable(f"local model could not be loaded: {exc}") from None
 

@@ -22,7 +22,7 @@ from .answers import Answer, AnswerError, Answers
 from .config import ServerSettings
 from .context import TokenCounter
 from .doctor import Check, Install, run_checks
-from .query_embedder import QueryEmbedder
+from .query_embedder import Encoder, QueryEmbedder, precision_of
 from .reading import DocumentAnswer, OutlineAnswer
 from .render import CharCounter
 from .rerank import make_reranker
@@ -64,6 +64,7 @@ class Runtime:
         self.served: tuple[int, int, int, int] | None = None  # identity of the file being served
         self.pending: tuple[int, int, int, int] | None = None  # being loaded, or failed to load
         self.lock = threading.Lock()
+        self.model_dir = model_dir
         self.embedder = QueryEmbedder(settings.embedding, model_dir)
         self.token_counter = self._token_counter(model_dir)
         try:
@@ -85,8 +86,19 @@ class Runtime:
             return None
         self.error = None
         return SearchEngine(
-            store, self.embedder, settings.search, self.reranker, self.token_counter
+            store, self.embedder_for(store.info), settings.search, self.reranker, self.token_counter
         )
+
+    def embedder_for(self, info: dict[str, Any]) -> QueryEmbedder:
+        """The query embedder for a database: the encoder its vectors came from (a new build may
+        switch between fp32 and int8), so queries and documents never mix encoders."""
+        settings = self.settings.embedding
+        encoder = None
+        if settings.provider == "local":
+            encoder = Encoder.of_build(info, self.settings.database.parent)
+        if encoder != self.embedder.encoder:
+            self.embedder = QueryEmbedder(settings, self.model_dir, encoder)
+        return self.embedder
 
     def open(self) -> None:
         """Load the database now (at start, or when it first appears)."""
@@ -279,6 +291,7 @@ def create_server(
             "default_version": catalog.default_version,
             "build_info": engine.store.info,
             "query_embedder": engine.embedder.description,
+            "precision": precision_of(engine.store.info),
             "vector_search": engine.model_mismatch is None and engine.embedder.last_error is None,
             "keyword_search": engine.store.keywords is not None,
             "vector_index": engine.store.vectors.describe(),
@@ -365,7 +378,8 @@ def describe_stats(data: dict[str, Any]) -> str:
     lines = [
         f"# {data['name']}: {data['documents']} documents, {data['chunks']} chunks",
         f"built {info.get('built_at')} (snapshot {info.get('snapshot_id')}) with "
-        f"{info.get('model_id')}, {info.get('dimension')}-d",
+        f"{info.get('model_id')}, {info.get('dimension')}-d"
+        + (f", {data['precision']} encoder" if data["precision"] else ""),
         f"vector search: {'on' if data['vector_search'] else 'off'} ({data['vector_index']}); "
         "keyword search: "
         f"{'on' if data['keyword_search'] else 'off'}; reranker: {data['reranker']}",
