@@ -6,6 +6,7 @@ over stdio with fastmcp's client."""
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -79,6 +80,11 @@ def test_an_int8_build_ships_its_encoder_and_answers_with_it(int8_server: Path, 
         text = text_of(found)
         assert text.index("Caching") < min(text.index(t) for t in ("Tokens", "Rollback"))
         assert "keyword search only" not in text
+    script = next((int8_server / "runtime").glob("*_server.py"))
+    doctor = subprocess.run(
+        [sys.executable, str(script), "--doctor"], capture_output=True, text=True
+    )
+    assert f"int8 encoder {encoder.name}: as the build made it" in doctor.stdout + doctor.stderr
 
 
 @pytest.mark.parametrize("damage", ["missing", "changed"])
@@ -100,6 +106,12 @@ def test_a_server_never_queries_with_another_encoder(
             assert ("missing" if damage == "missing" else "SHA-256") in text
             assert "keyword search only" in text
             assert client.tool("stats")["vector_search"] is False
+        script = next((int8_server / "runtime").glob("*_server.py"))
+        doctor = subprocess.run(
+            [sys.executable, str(script), "--doctor"], capture_output=True, text=True
+        )
+        assert doctor.returncode == 1
+        assert f"int8 encoder {encoder.name}: {damage}" in doctor.stdout + doctor.stderr
     finally:
         encoder.write_bytes(kept)
 
@@ -138,3 +150,14 @@ def test_precision_settings_are_checked(project: Path):
     processing.write_text(text.replace("provider: local", "provider: openai"))
     with pytest.raises(ConfigError, match="applies to the local encoder"):
         load_processing_config("checked-docs", project)
+
+
+def test_the_eval_harness_queries_with_the_database_encoder(int8_server: Path):
+    from docbuild.evaluate import open_engine
+
+    engine = open_engine(int8_server)
+    assert engine.embedder.encoder is not None
+    assert engine.embedder.encoder.precision == "int8"
+    response = engine.search(PARAPHRASE, mode="vector")
+    assert engine.model_mismatch is None
+    assert response.results[0].path == "caching.md"

@@ -19,7 +19,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from docserve.config import load_settings
-from docserve.query_embedder import QueryEmbedder
+from docserve.query_embedder import Encoder, QueryEmbedder
 from docserve.rerank import make_reranker
 from docserve.search import SearchEngine, SearchResult
 from docserve.store import ChunkStore
@@ -157,7 +157,8 @@ def open_engine(
     if candidates:
         settings.search.candidates = candidates
     store = ChunkStore(settings.database, f"tools/build_mcp.sh {server_root.name}", settings.search)
-    embedder = QueryEmbedder(settings.embedding, server_root / "runtime" / "model")
+    encoder = Encoder.of_build(settings.embedding, store.info, settings.database.parent)
+    embedder = QueryEmbedder(settings.embedding, server_root / "runtime" / "model", encoder)
     reranker = make_reranker(settings.rerank) if rerank else None
     return SearchEngine(store, embedder, settings.search, reranker)
 

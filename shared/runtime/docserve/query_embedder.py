@@ -42,10 +42,13 @@ class Encoder:
     sha256: str
 
     @classmethod
-    def of_build(cls, info: dict[str, Any], runtime: Path) -> Encoder | None:
-        """The encoder ``info`` names (None: the fp32 encoder, made from the model's weights)."""
+    def of_build(
+        cls, settings: EmbedderSettings, info: dict[str, Any], runtime: Path
+    ) -> Encoder | None:
+        """The encoder the build ``info`` names, for queries embedded as ``settings`` say (None:
+        the fp32 encoder made from the model's weights, or an embedding server)."""
         name = info.get("encoder_file")
-        if not name:
+        if not name or settings.provider != "local":
             return None
         return cls(str(info.get("precision")), runtime / str(name), str(info["encoder_sha256"]))
 

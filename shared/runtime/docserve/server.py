@@ -93,9 +93,7 @@ class Runtime:
         """The query embedder for a database: the encoder its vectors came from (a new build may
         switch between fp32 and int8), so queries and documents never mix encoders."""
         settings = self.settings.embedding
-        encoder = None
-        if settings.provider == "local":
-            encoder = Encoder.of_build(info, self.settings.database.parent)
+        encoder = Encoder.of_build(settings, info, self.settings.database.parent)
         if encoder != self.embedder.encoder:
             self.embedder = QueryEmbedder(settings, self.model_dir, encoder)
         return self.embedder
