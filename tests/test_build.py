@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from docbuild.config import load_processing_config
 from docbuild.lake import LAKE_ALIAS, lake_location, list_snapshots
-from docbuild.pipeline import Build, BuildError
+from docbuild.pipeline import Build, BuildError, format_summary
 from docbuild.scaffold import scaffold
 from docserve.duck import connect
 from pdfmaker import write_pdf
@@ -157,6 +157,29 @@ def test_unchanged_rebuild_embeds_nothing_and_edit_embeds_only_changes(built, em
     edited = Build(config, embedder).run()
     assert 1 <= edited.embedded <= 2
     assert edited.snapshot.snapshot_id > again.snapshot.snapshot_id
+
+
+def test_an_unchanged_rebuild_keeps_the_served_database_and_a_setting_change_rewrites_it(
+    built, embedder
+):
+    config, first = built
+    database = config.database_path
+    served = (database.stat().st_ino, database.stat().st_mtime_ns, digest(database))
+    again = Build(config, embedder).run()
+    assert not again.materialised
+    assert again.snapshot.snapshot_id == first.snapshot.snapshot_id
+    assert (database.stat().st_ino, database.stat().st_mtime_ns, digest(database)) == served
+    assert "served database unchanged" in format_summary(again)
+    # a search setting the postings are scored with is part of the database: written again
+    server_config = config.server_root / "config" / "server_config.yaml"
+    text = server_config.read_text()
+    assert "{title: 2.0," in text
+    server_config.write_text(text.replace("{title: 2.0,", "{title: 3.0,"))
+    changed = Build(config, embedder).run()
+    assert changed.materialised and database.stat().st_ino != served[0]
+    with connect(database, read_only=True, extensions=()) as con:
+        index = con.execute("SELECT value FROM build_info WHERE key = 'search_index'").fetchone()
+    assert json.loads(index[0])["bm25"]["field_weights"]["title"] == 3.0
 
 
 def test_an_embedding_cache_from_an_earlier_version_is_kept(built, embedder):

@@ -112,7 +112,7 @@ def test_kill_during_embedding_then_during_materialisation(project: Path, embedd
     kill(build)
     assert not config.database_path.exists()
     assert not (config.work_dir / "lake" / "catalog.ducklake").exists()  # no snapshot
-    saved = cached_vectors(config)
+    saved = cached_vectors(config) - 1  # the probe is embedded (and cached) first, alone
 
     resumed = Build(config, embedder).run()
     assert 0 < saved < resumed.chunks
@@ -161,8 +161,9 @@ def test_embedder_failing_mid_build(project: Path, embedder):
     page = config.source.path / "topic-01.md"
     page.write_text(page.read_text().replace("# Topic 1", "# Topic one, revised"))
 
-    # the health check, one cache group (EMBED_GROUP chunks in batches of 8), two more batches
-    endpoint = FailingEmbeddingEndpoint(embedder, healthy=1 + EMBED_GROUP // 8 + 2)
+    # the health check, the probe (alone), one cache group (EMBED_GROUP chunks in batches of 8),
+    # two more batches
+    endpoint = FailingEmbeddingEndpoint(embedder, healthy=1 + 1 + EMBED_GROUP // 8 + 2)
     env = {
         "DOCMCP_EMBEDDING__PROVIDER": "openai",
         "DOCMCP_EMBEDDING__OPENAI__BASE_URL": f"http://127.0.0.1:{endpoint.port}/v1",
@@ -188,8 +189,8 @@ def test_embedder_failing_mid_build(project: Path, embedder):
     assert build.returncode == 0, stderr
     batches = [body for path, body in healthy.requests if path.endswith("/embeddings")]
     embedded_again = sum(len(b["input"]) for b in batches[1:])  # after the health check
-    # every batch that succeeded was kept: the first group's and the two after it
-    assert embedded_again == first.chunks + 1 - EMBED_GROUP - 2 * 8
+    # every batch that succeeded was kept: the probe, the first group's and the two after it
+    assert embedded_again == first.chunks - EMBED_GROUP - 2 * 8
     assert len(list_snapshots(lake_location(config))) == 2
 
 

@@ -11,7 +11,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Concatenate, ParamSpec, TypeVar
@@ -43,14 +43,16 @@ from docbuild.hygiene import Hygiene
 from docbuild.lake import Snapshot, lake_location, list_snapshots, snapshot_chunks
 from docbuild.materialize import materialize
 from docbuild.package import (
+    RUNTIME_SOURCE,
     bundle_model,
     encoder_file_name,
     install_runtime,
     remove_other_encoders,
     render_readme,
+    runtime_files,
 )
 from docbuild.parse_step import Parsed, parse_all
-from docbuild.step_cache import StepCache, content_key
+from docbuild.step_cache import StepCache, content_key, settings_key
 from docbuild.sync import source_revision, sync_source
 from docbuild.tokens import tokenizer_file
 
@@ -108,6 +110,7 @@ class BuildReport:
     embedding_notes: list[str] = field(default_factory=list)  # endpoints' shares and failures
     problems: list[FileProblem] = field(default_factory=list)
     seconds: dict[str, float] = field(default_factory=dict)
+    materialised: bool = True  # False: the served database already held this build
     hygiene: Hygiene | None = None
     snapshot: Snapshot | None = None
     versions: list[VersionReport] = field(default_factory=list)  # empty when unversioned
@@ -194,21 +197,32 @@ class Build:
         # chunks needs the memory they held (several GB) for DuckDB's sort
         with self.stage("materialise"):
             self.ship_encoder(info)  # before the database that needs it
-            materialize(
-                lake_location(self.config),
-                self.report.snapshot.snapshot_id,
-                self.config.database_path,
-                dimension,
-                {
-                    **info,
-                    "versions_changed": self.report.snapshot.versions_changed,
-                    "built_at": datetime.now(UTC).isoformat(timespec="seconds"),
-                },
-                self.evaluate if self.config.eval.queries or self.config.eval.beir else None,
-                self.search_settings(),
-                self.config.index,
-                log,
+            runtime_code = content_key(
+                *((RUNTIME_SOURCE / f).read_bytes() for f in runtime_files())
             )
+            key = settings_key(
+                [info, asdict(self.search_settings()), vars(self.config.index), runtime_code]
+            )
+            if self.served_is_current(key):
+                log(f"[materialise] nothing changed: {self.config.database_path} is current")
+                self.report.materialised = False
+            else:
+                materialize(
+                    lake_location(self.config),
+                    self.report.snapshot.snapshot_id,
+                    self.config.database_path,
+                    dimension,
+                    {
+                        **info,
+                        "versions_changed": self.report.snapshot.versions_changed,
+                        "built_at": datetime.now(UTC).isoformat(timespec="seconds"),
+                        "materialise_key": key,
+                    },
+                    self.evaluate if self.config.eval.queries or self.config.eval.beir else None,
+                    self.search_settings(),
+                    self.config.index,
+                    log,
+                )
         with self.stage("package"):
             self.package(embedder, info)
         return self.report
@@ -384,6 +398,28 @@ class Build:
             bundle_model(model_dir, config.server_root)
         remove_other_encoders(config.server_root, info.get("encoder_file"))
         self.render(config)
+
+    def served_is_current(self, key: str) -> bool:
+        """Whether the served database already holds this build: the snapshot added and removed
+        nothing, and the database was materialised from it with the same build info, settings
+        and code (``key``). Materialising it again would write the same file."""
+        snapshot, database = self.report.snapshot, self.config.database_path
+        if snapshot is None or snapshot.added or snapshot.removed or not database.is_file():
+            return False
+        try:
+            with connect(database, read_only=True, extensions=()) as con:
+                served = dict(
+                    con.execute(
+                        "SELECT key, value FROM build_info "
+                        "WHERE key IN ('snapshot_id', 'materialise_key')"
+                    ).fetchall()
+                )
+        except duckdb.Error:  # unreadable: materialise it afresh
+            return False
+        return served == {
+            "snapshot_id": json.dumps(snapshot.snapshot_id),
+            "materialise_key": json.dumps(key),
+        }
 
     def ship_encoder(self, info: dict[str, object]) -> None:
         """Put the quantized encoder a build's vectors came from into ``runtime/``, where its
@@ -608,6 +644,8 @@ def format_summary(report: BuildReport) -> str:
         lines.append(
             f"  DuckLake snapshot {s.snapshot_id}: +{s.added} / -{s.removed} chunks{changed}"
         )
+        if not report.materialised:
+            lines.append("  served database unchanged: it already holds this snapshot")
     if report.hygiene:
         h = report.hygiene
         lines.append(
