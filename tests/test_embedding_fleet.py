@@ -393,7 +393,8 @@ def test_every_endpoint_stopped_fails_the_stage_and_a_rerun_resumes_from_the_cac
         kept = cache.count(remote.cache_key)
     finally:
         cache.close()
-    assert 4 * 2 <= kept < 30  # the four batches a embedded, and any that were in flight
+    # the four requests a answered (the probe, alone, then three batches) and any in flight
+    assert 1 + 3 * 2 <= kept < 30
 
     # 2. as its own process, with both stopped: exit 1, a clear error, no traceback
     env = {**os.environ, "DOCMCP_PROJECT_ROOT": str(tmp_path)}
@@ -413,8 +414,8 @@ def test_every_endpoint_stopped_fails_the_stage_and_a_rerun_resumes_from_the_cac
     remote = OpenAIEmbedder(config.embedding.openai)
     sent = texts_sent(remote)
     report = Build(config, remote).run()
-    assert report.cached == kept  # the probe, in the last batch, was not embedded yet
-    assert report.embedded == report.chunks - kept
-    assert sent() == report.embedded + 1  # and the probe
+    assert report.cached == kept - 1  # every chunk vector kept (the probe is not a chunk)
+    assert report.embedded == report.chunks - report.cached
+    assert sent() == report.embedded  # the probe came from the cache too
     assert_same_vectors(vectors_by_chunk(config.database_path), reference)
     assert any(line.startswith(f"endpoint {b.base_url} failed") for line in report.embedding_notes)
