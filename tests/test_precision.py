@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from conftest import build_pages
-from docbuild.config import ConfigError, load_processing_config
+from docbuild.config import DEFAULT_PRECISION, ConfigError, load_processing_config
 from docbuild.pipeline import Build
 from docbuild.scaffold import scaffold
 from docserve.doctor import file_sha256
@@ -31,7 +31,9 @@ PAGES = {
     "fences.md": "# Code blocks\n\nA fenced code block is never cut in the middle.\n",
 }
 PARAPHRASE = "why does rebuilding not recompute embeddings for unchanged passages"
-INT8 = {"processing_config.yaml": ("precision: fp32", "precision: int8")}
+SCAFFOLDED = f"precision: {DEFAULT_PRECISION}"  # what a new server's config says
+INT8 = {"processing_config.yaml": (SCAFFOLDED, "precision: int8")}
+FP32 = {"processing_config.yaml": (SCAFFOLDED, "precision: fp32")}
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -117,7 +119,7 @@ def test_a_server_never_queries_with_another_encoder(
 
 
 def test_changing_precision_embeds_again_and_rollback_serves_each_build(project: Path):
-    config, fp32 = build_pages(project, "switch-docs", PAGES, None)
+    config, fp32 = build_pages(project, "switch-docs", PAGES, None, FP32)
     assert build_info(config.server_root)["precision"] == "fp32"
     processing = config.server_root / "config" / "processing_config.yaml"
     processing.write_text(processing.read_text().replace("precision: fp32", "precision: int8"))

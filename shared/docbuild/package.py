@@ -144,6 +144,7 @@ def render_readme(server_root: Path, name: str, info: dict[str, Any]) -> Path:
             "chunks": str(info.get("chunk_count", "?")),
             "documents": str(info.get("document_count", "?")),
             "model": str(info.get("model_id", "?")),
+            "precision": f" ({info['precision']} encoder)" if info.get("precision") else "",
             "quality": _quality(info.get("eval")),
             "versions": _versions(info),
         },
