@@ -6,17 +6,22 @@ over stdio with fastmcp's client."""
 
 from __future__ import annotations
 
+import hashlib
 import subprocess
 import sys
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from conftest import build_pages
 from docbuild.config import DEFAULT_PRECISION, ConfigError, load_processing_config
+from docbuild.distribution import package
+from docbuild.package import WEIGHTS_FILE
 from docbuild.pipeline import Build
 from docbuild.scaffold import scaffold
-from docserve.doctor import file_sha256
+from docserve.doctor import file_sha256, model_checksums
+from docserve.encoder import default_model_dir
 from docserve.store import open_read_only, read_build_info
 from fastmcp.client.transports import PythonStdioTransport
 from test_server import LiveClient, text_of
@@ -73,6 +78,9 @@ def test_an_int8_build_ships_its_encoder_and_answers_with_it(int8_server: Path, 
     assert file_sha256(encoder) == info["encoder_sha256"]
     assert encoder.stat().st_size <= 40_000_000  # token table quantized too (fp32: 90 MB)
     assert info["model_cache_key"].endswith(f":int8:{info['encoder_sha256'][:16]}")
+    model = int8_server / "runtime" / "model"  # the tokenizer, not the fp32 weights (90 MB)
+    assert (model / "tokenizer.json").is_file() and not (model / WEIGHTS_FILE).exists()
+    assert WEIGHTS_FILE not in model_checksums(model)
     with live(int8_server, tmp_path / "server.log") as client:
         stats = client.call("stats")
         assert "int8 encoder" in text_of(stats)
@@ -87,6 +95,7 @@ def test_an_int8_build_ships_its_encoder_and_answers_with_it(int8_server: Path, 
         [sys.executable, str(script), "--doctor"], capture_output=True, text=True
     )
     assert f"int8 encoder {encoder.name}: as the build made it" in doctor.stdout + doctor.stderr
+    assert doctor.returncode == 0, doctor.stdout + doctor.stderr
 
 
 @pytest.mark.parametrize("damage", ["missing", "changed"])
@@ -129,15 +138,53 @@ def test_changing_precision_embeds_again_and_rollback_serves_each_build(project:
     # and the lake replaces every row, though no text changed: its vectors are all new
     assert (int8.snapshot.added, int8.snapshot.removed) == (int8.chunks, fp32.chunks)
     runtime = config.server_root / "runtime"
+    weights = runtime / "model" / WEIGHTS_FILE
     (shipped,) = list(runtime.glob("encoder-*.onnx"))
+    assert not weights.exists()
     back = Build(config).rollback(fp32.snapshot.snapshot_id)
     assert back.chunks == fp32.chunks
     info = build_info(config.server_root)
     assert info["precision"] == "fp32" and not info.get("encoder_file")
     assert list(runtime.glob("encoder-*.onnx")) == []  # the served build needs none
+    assert file_sha256(weights) == info["model_sha256"]  # but its weights are back
+    assert top_hit(config.server_root) == "caching.md"
     Build(config).rollback(int8.snapshot.snapshot_id)
     assert [p.name for p in runtime.glob("encoder-*.onnx")] == [shipped.name]
     assert build_info(config.server_root)["encoder_file"] == shipped.name
+    assert not weights.exists()
+    assert top_hit(config.server_root) == "caching.md"
+
+
+def top_hit(server: Path) -> str:
+    """The first passage's file for the paraphrase, by vector search as the server answers."""
+    from docbuild.evaluate import open_engine
+
+    engine = open_engine(server)
+    try:
+        response = engine.search(PARAPHRASE, mode="vector")
+        assert engine.model_mismatch is None and "vector" in response.retrievers
+        return response.results[0].path
+    finally:
+        engine.store.close()
+
+
+def test_an_int8_server_packages_the_shared_model_whole(int8_server: Path):
+    """The model wheel is shared by every server built with the model, so an int8 server's
+    carries the fp32 weights too; its own wheel and bundle carry the int8 encoder."""
+    packaged = package("int8-docs", int8_server.parents[1], log=lambda message: None)
+    encoder = build_info(int8_server)["encoder_file"]
+    with zipfile.ZipFile(packaged.model_wheel) as wheel:
+        (weights,) = [n for n in wheel.namelist() if n.endswith(f"/model/{WEIGHTS_FILE}")]
+        digest = hashlib.sha256(wheel.read(weights)).hexdigest()
+    assert digest == file_sha256(default_model_dir() / WEIGHTS_FILE)
+    with zipfile.ZipFile(packaged.server_wheel) as wheel:
+        assert any(n.endswith(f"/runtime/{encoder}") for n in wheel.namelist())
+    (bundle,) = packaged.bundles
+    with zipfile.ZipFile(bundle) as archive:
+        names = archive.namelist()
+    assert f"server/runtime/{encoder}" in names
+    assert "server/runtime/model/tokenizer.json" in names
+    assert not any(n.endswith(WEIGHTS_FILE) for n in names)
 
 
 def test_precision_settings_are_checked(project: Path):

@@ -21,6 +21,7 @@ from docbuild.scaffold import TEMPLATES, render
 
 RUNTIME_SOURCE = Path(__file__).resolve().parents[1] / "runtime"
 RUNTIME_PACKAGE = "docserve"
+WEIGHTS_FILE = "model.safetensors"
 MODEL_FILES = (
     "config.json",
     "sentence_bert_config.json",
@@ -31,7 +32,7 @@ MODEL_FILES = (
     "vocab.txt",
     "README.md",
     "1_Pooling/config.json",
-    "model.safetensors",
+    WEIGHTS_FILE,
 )
 
 
@@ -73,25 +74,36 @@ def _text_of(path: Path) -> str | None:
     return path.read_text() if path.is_file() else None
 
 
-def bundle_model(model_dir: Path, server_root: Path) -> Path:
-    """Copy the embedding model into ``runtime/model`` (skipped when the weights are identical)."""
-    target = server_root / "runtime" / "model"
-    weights = target / "model.safetensors"
-    if weights.is_file() and file_sha256(weights) == file_sha256(model_dir / "model.safetensors"):
+def bundle_model(model_dir: Path, target: Path, weights: bool = True) -> Path:
+    """Copy the embedding model's files into ``target`` (a server's ``runtime/model``) with
+    their checksums; without ``weights``, only the tokenizer and settings (an int8 server's
+    encoder is its own file). Skipped when ``target`` already holds exactly those files."""
+    names = [
+        name
+        for name in MODEL_FILES
+        if (model_dir / name).is_file() and (weights or name != WEIGHTS_FILE)
+    ]
+    held = [name for name in MODEL_FILES if (target / name).is_file()]
+    if held == names and all(
+        filecmp.cmp(model_dir / name, target / name, shallow=False) for name in names
+    ):
         if not (target / CHECKSUMS_FILE).is_file():
             write_checksums(target)
         return target
-    staging = target.with_name("model.tmp")
+    staging = target.with_name(f"{target.name}.tmp")
     shutil.rmtree(staging, ignore_errors=True)
-    for name in MODEL_FILES:
-        source = model_dir / name
-        if source.is_file():
-            (staging / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(source, staging / name)
+    for name in names:
+        (staging / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(model_dir / name, staging / name)
     write_checksums(staging)
     shutil.rmtree(target, ignore_errors=True)
     staging.rename(target)
     return target
+
+
+def needs_weights(info: dict[str, Any]) -> bool:
+    """Whether a build's server embeds queries with the fp32 weights (no quantized encoder)."""
+    return not info.get("encoder_file")
 
 
 def encoder_file_name(embedder: object) -> str | None:

@@ -39,14 +39,17 @@ from docbuild.embedding import (
     make_embedder,
 )
 from docbuild.embedding.cache import EmbeddingCache
+from docbuild.embedding.local import model_folder
 from docbuild.hygiene import Hygiene
 from docbuild.lake import Snapshot, lake_location, list_snapshots, snapshot_chunks
 from docbuild.materialize import materialize
 from docbuild.package import (
     RUNTIME_SOURCE,
+    WEIGHTS_FILE,
     bundle_model,
     encoder_file_name,
     install_runtime,
+    needs_weights,
     remove_other_encoders,
     render_readme,
     runtime_files,
@@ -192,11 +195,11 @@ class Build:
     @locked
     def run(self) -> BuildReport:
         """Run every stage; raises :class:`BuildError` on the first failure."""
-        info, dimension, embedder = self._stages_to_snapshot()
+        info, dimension = self._stages_to_snapshot()
         # the sources' documents, chunks and vectors are gone by now: materialising a million
         # chunks needs the memory they held (several GB) for DuckDB's sort
         with self.stage("materialise"):
-            self.ship_encoder(info)  # before the database that needs it
+            self.ship_model(info)  # before the database that needs it
             runtime_code = content_key(
                 *((RUNTIME_SOURCE / f).read_bytes() for f in runtime_files())
             )
@@ -224,12 +227,12 @@ class Build:
                     log,
                 )
         with self.stage("package"):
-            self.package(embedder, info)
+            self.package(info)
         return self.report
 
-    def _stages_to_snapshot(self) -> tuple[dict[str, object], int, Embedder]:
-        """Run the stages up to the DuckLake snapshot; return the build's info, the vectors'
-        dimension and the embedder."""
+    def _stages_to_snapshot(self) -> tuple[dict[str, object], int]:
+        """Run the stages up to the DuckLake snapshot; return the build's info and the vectors'
+        dimension."""
         config = self.config
         versions = config.doc_versions()
         self.report.default_version = config.default_label
@@ -309,7 +312,7 @@ class Build:
                 version.added, version.removed = self.report.snapshot.by_version.get(
                     version.label, (0, 0)
                 )
-        return info, embeddings.shape[1], embedder
+        return info, embeddings.shape[1]
 
     @locked
     def rollback(self, snapshot_id: int) -> BuildReport:
@@ -324,7 +327,7 @@ class Build:
             )
         info = dict(builds[snapshot_id]["info"])
         with self.stage("materialise"):
-            self.ship_encoder(info)
+            self.ship_model(info)
             counts = materialize(
                 lake,
                 snapshot_id,
@@ -340,9 +343,7 @@ class Build:
                 log=log,
             )
         with self.stage("package"):
-            install_runtime(config.server_root, config.name)
-            remove_other_encoders(config.server_root, info.get("encoder_file"))
-            self.render(config)
+            self.package(info)
         self.report.chunks, self.report.documents = counts["chunks"], counts["documents"]
         self.report.default_version = info.get("default_version")
         self.report.versions = [
@@ -389,13 +390,14 @@ class Build:
             }
         }
 
-    def package(self, embedder: Embedder, info: dict[str, object]) -> None:
-        """Make the server folder self-contained: runtime code, script, model, README."""
+    def package(self, info: dict[str, object]) -> None:
+        """Make the server folder self-contained for the build ``info`` describes: runtime
+        code, script, the model files its queries need (and no others), README."""
         config = self.config
         install_runtime(config.server_root, config.name)
-        model_dir = getattr(embedder, "model_dir", None)
-        if model_dir is not None:
-            bundle_model(model_dir, config.server_root)
+        if info.get("embedding_provider", "local") == "local":
+            model = model_folder(config.embedding.model_path)
+            bundle_model(model, config.server_root / "runtime" / "model", needs_weights(info))
         remove_other_encoders(config.server_root, info.get("encoder_file"))
         self.render(config)
 
@@ -421,11 +423,24 @@ class Build:
             "materialise_key": json.dumps(key),
         }
 
-    def ship_encoder(self, info: dict[str, object]) -> None:
-        """Put the quantized encoder a build's vectors came from into ``runtime/``, where its
-        server loads it for queries (an fp32 build needs none: its encoder is the model's
-        weights). A rollback to an int8 build quantizes again if need be, and must get the
-        same file."""
+    def ship_model(self, info: dict[str, object]) -> None:
+        """Put what a build's server embeds queries with into ``runtime/`` before its database:
+        the model's tokenizer and settings, and the fp32 weights or the quantized encoder its
+        vectors came from. Weights the served database may still need stay until
+        :meth:`package` (an int8 server does not ship them). A rollback to an int8 build
+        quantizes again if need be, and must get the same file."""
+        if info.get("embedding_provider", "local") != "local":
+            return
+        model = model_folder(self.config.embedding.model_path)
+        folder = self.config.server_root / "runtime" / "model"
+        if needs_weights(info):
+            weights = file_sha256(model / WEIGHTS_FILE)
+            if info.get("model_sha256") not in (None, weights):
+                raise BuildError(
+                    f"the model in {model} (weights {weights[:12]}) is not the one that build "
+                    f"embedded with ({str(info['model_sha256'])[:12]}): rebuild instead"
+                )
+        bundle_model(model, folder, needs_weights(info) or (folder / WEIGHTS_FILE).is_file())
         name = info.get("encoder_file")
         if not name:
             return
@@ -433,12 +448,9 @@ class Build:
         expected = str(info["encoder_sha256"])
         if target.is_file() and file_sha256(target) == expected:
             return
-        from docserve.encoder import default_model_dir
-
         from docbuild.embedding.quantize import int8_encoder
 
-        model = self.config.embedding.model_path
-        source = int8_encoder(Path(model) if model else default_model_dir())
+        source = int8_encoder(model)
         if file_sha256(source) != expected:
             raise BuildError(
                 f"the int8 encoder made here ({source}) is not the one that build embedded with "
@@ -446,7 +458,6 @@ class Build:
                 "rebuild instead of rolling back"
             )
         staged = target.with_name(f"{target.name}.tmp-{os.getpid()}")
-        target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(source, staged)
         os.replace(staged, target)
 

@@ -32,7 +32,8 @@ from docbuild.distribution.python_package import (
 from docbuild.distribution.registry import mcp_name_marker, server_json
 from docbuild.distribution.release import Release, resolve
 from docbuild.distribution.wheel import json_bytes, write_wheel
-from docbuild.package import write_checksums
+from docbuild.embedding.local import model_folder
+from docbuild.package import WEIGHTS_FILE, bundle_model, write_checksums
 from docbuild.scaffold import TEMPLATES, render
 
 
@@ -119,6 +120,10 @@ def package(
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
     try:
+        if not (model_dir / WEIGHTS_FILE).is_file():  # an int8 server's folder has no weights,
+            # but the model wheel, which every server built with this model shares, needs them
+            source = model_folder(config.embedding.model_path)
+            model_dir = bundle_model(source, server_root / "build" / "model")
         model = model_package(model_dir)
         say(f"model wheel {model.distribution} {model.version} ...")
         model_file = write_wheel(model_wheel(model_dir, model), staging)

@@ -12,6 +12,11 @@ from docserve.encoder import SentenceEncoder, default_model_dir, file_sha256, re
 from docbuild.config import PRECISIONS
 
 
+def model_folder(model_path: str | Path | None) -> Path:
+    """The model a local embedder uses: ``model_path``, else the PyPI-shipped model."""
+    return Path(model_path) if model_path else default_model_dir()
+
+
 class LocalEmbedder:
     """Embeds with a local sentence-transformers folder (the PyPI-shipped model by default).
 
@@ -27,7 +32,7 @@ class LocalEmbedder:
         threads: int | None = None,
         precision: str = "fp32",
     ) -> None:
-        self.model_dir = Path(model_path) if model_path else default_model_dir()
+        self.model_dir = model_folder(model_path)
         self.batch_size = batch_size
         self.threads = threads
         self.precision = precision
