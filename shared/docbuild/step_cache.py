@@ -37,14 +37,16 @@ class StepCache(Generic[T]):
         self.reused = 0
 
     def _load(self) -> dict[str, T]:
+        """The last build's results, if made under these settings. The file holds the settings
+        key, then the results: a stale file (a million chunks: gigabytes) is never unpickled."""
         try:
             with self.path.open("rb") as file:
-                saved = pickle.load(file)
+                if pickle.load(file) != self.settings_key:
+                    return {}
+                results = pickle.load(file)
         except Exception:  # missing, truncated, from another Python: start afresh
             return {}
-        if not isinstance(saved, dict) or saved.get("settings") != self.settings_key:
-            return {}
-        return saved.get("results", {})
+        return results if isinstance(results, dict) else {}
 
     def get(
         self, key: str, compute: Callable[[], T], still_valid: Callable[[T], bool] | None = None
@@ -80,7 +82,8 @@ class StepCache(Generic[T]):
         self.path.parent.mkdir(parents=True, exist_ok=True)
         staged = self.path.with_name(f"{self.path.name}.tmp-{os.getpid()}")
         with staged.open("wb") as file:
-            pickle.dump({"settings": self.settings_key, "results": self.current}, file)
+            pickle.dump(self.settings_key, file)
+            pickle.dump(self.current, file)
         os.replace(staged, self.path)
 
 
