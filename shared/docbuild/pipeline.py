@@ -395,8 +395,8 @@ class Build:
         code, script, the model files its queries need (and no others), README."""
         config = self.config
         install_runtime(config.server_root, config.name)
-        if info.get("embedding_provider", "local") == "local":
-            model = model_folder(config.embedding.model_path)
+        model = self.local_model(info)
+        if model is not None:
             bundle_model(model, config.server_root / "runtime" / "model", needs_weights(info))
         remove_other_encoders(config.server_root, info.get("encoder_file"))
         self.render(config)
@@ -423,15 +423,21 @@ class Build:
             "materialise_key": json.dumps(key),
         }
 
+    def local_model(self, info: dict[str, object]) -> Path | None:
+        """The model folder a build embedded with in process (None: an embedding server)."""
+        if info.get("embedding_provider", "local") != "local":
+            return None
+        return model_folder(self.config.embedding.model_path)
+
     def ship_model(self, info: dict[str, object]) -> None:
         """Put what a build's server embeds queries with into ``runtime/`` before its database:
         the model's tokenizer and settings, and the fp32 weights or the quantized encoder its
         vectors came from. Weights the served database may still need stay until
         :meth:`package` (an int8 server does not ship them). A rollback to an int8 build
         quantizes again if need be, and must get the same file."""
-        if info.get("embedding_provider", "local") != "local":
+        model = self.local_model(info)
+        if model is None:
             return
-        model = model_folder(self.config.embedding.model_path)
         folder = self.config.server_root / "runtime" / "model"
         if needs_weights(info):
             weights = file_sha256(model / WEIGHTS_FILE)
