@@ -103,6 +103,25 @@ def test_a_long_list_or_table_is_split_between_items_and_keeps_its_lines(counter
         assert set(kept) == set(lines)  # every item and row whole, on its own line
 
 
+def test_a_table_split_over_chunks_repeats_its_header_rows(counter):
+    """A chunk that continues a table starts with the table's header and delimiter rows, so an
+    agent reading it alone still knows the columns; every chunk still fits the model."""
+    header = "| Audit event | Arguments |\n|:---|---|"
+    rows = [f"| `module{n}.call` | `name`, `mode`, `flags{n}` |" for n in range(80)]
+    text = f"Events raised by the runtime.\n\n{header}\n" + "\n".join(rows) + "\n\nThe end."
+    for overlap in (0, 50):
+        chunks = Chunker(counter, ChunkingConfig(overlap_tokens=overlap)).chunk_document(
+            doc(Section(["Guide", "Audit events"], text))
+        )
+        tables = [c.content for c in chunks if "| `module" in c.content]
+        assert len(tables) > 2
+        assert all(t.count(header) == 1 for t in tables)
+        assert all(t.startswith(header) for t in tables[1:])
+        assert max(counter.with_special([c.embedding_text for c in chunks])) <= 256
+        body = [line for t in tables for line in t.split("\n") if line.startswith("| `module")]
+        assert set(body) == set(rows)  # every row kept whole
+
+
 def test_hygiene_lengths_equal_a_recount_and_catch_a_miscount(counter):
     """The build's token lengths (the chunker's counts plus the breadcrumb's) equal tokenizing
     every embedded text again; a chunk near the limit whose count is wrong is still caught."""

@@ -27,6 +27,8 @@ SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[*_`]?[A-Z0-9])")
 LINE_ITEM = re.compile(r"\n(?=[ \t]*(?:[-*+]|\d+[.)])[ \t]|[ \t]*\|)")
 """A line break before a list item or a table row: a long list or table splits there first, so
 its items and rows keep their own lines."""
+TABLE_DELIMITER = re.compile(r"^[ \t]*\|?[ \t]*:?-+:?[ \t]*(\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*$")
+"""A table's delimiter row: ``|---|:--:|``."""
 
 
 @dataclass
@@ -82,6 +84,7 @@ class Unit:
     tokens: int
     code: bool
     sep: str  # whitespace joining it to the previous unit when both are in one chunk
+    header: str | None = None  # a table row's header and delimiter rows, repeated in a new chunk
 
 
 def split_blocks(text: str) -> list[tuple[str, bool]]:
@@ -116,6 +119,14 @@ def split_blocks(text: str) -> list[tuple[str, bool]]:
         blocks.append(("\n".join([*code, fence.char * fence.length if fence else "```"]), True))
     flush_prose()
     return blocks
+
+
+def table_header(block: str) -> str | None:
+    """The header and delimiter rows of a Markdown table block (None: not a table)."""
+    lines = block.split("\n", 2)
+    if len(lines) > 2 and lines[0].lstrip().startswith("|") and TABLE_DELIMITER.match(lines[1]):
+        return f"{lines[0]}\n{lines[1]}"
+    return None
 
 
 def sentence_spans(block: str) -> list[tuple[str, str]]:
@@ -233,8 +244,12 @@ class Chunker:
         units: list[Unit] = []
         for block, is_code in split_blocks(text):
             pieces = self._code_pieces(block, budget) if is_code else self._sentences(block, budget)
+            header = None if is_code else table_header(block)
             for n, (piece, tokens, sep) in enumerate(pieces):
-                units.append(Unit(piece, tokens, is_code, "\n\n" if n == 0 else sep))
+                row = piece.lstrip().startswith("|") and piece not in str(header).split("\n")
+                units.append(
+                    Unit(piece, tokens, is_code, "\n\n" if n == 0 else sep, header if row else None)
+                )
         return units
 
     def _code_pieces(self, block: str, budget: int) -> list[tuple[str, int, str]]:
@@ -316,12 +331,24 @@ class Chunker:
             if current and used + unit.tokens > budget:
                 emit()
                 carried = self._overlap(current, budget - unit.tokens)
+                if unit.header:
+                    carried = self._with_header(unit, carried, budget)
                 current, used = carried, sum(u.tokens for u in carried)
             current.append(unit)
             used += unit.tokens
         if current:
             emit()
         return chunks
+
+    def _with_header(self, row: Unit, carried: list[Unit], budget: int) -> list[Unit]:
+        """What a chunk that continues a table starts with: the table's header rows, then the
+        rows carried over, so its rows keep their column names (as far as the budget allows)."""
+        header = str(row.header)
+        head = Unit(header, self.count([header])[0], False, "\n\n")
+        rows = [u for u in carried if u.header == header]
+        if rows == carried and head.tokens + sum(u.tokens for u in rows) + row.tokens <= budget:
+            return [head, *rows]
+        return [head] if head.tokens + row.tokens <= budget else carried
 
     def _overlap(self, previous: list[Unit], room: int) -> list[Unit]:
         """Trailing prose units of the previous chunk, within the overlap and the room left."""
