@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -12,6 +13,9 @@ import pytest
 from conftest import REPO, corpus
 from docbuild.config import load_processing_config
 from docbuild.evaluate import (
+    KINDS,
+    Target,
+    answers,
     evaluate,
     load_beir,
     load_jsonl,
@@ -19,6 +23,8 @@ from docbuild.evaluate import (
     open_engine,
     ranked_documents,
     score_query,
+    score_sections,
+    section_ranks,
 )
 from docbuild.pipeline import Build
 from docbuild.scaffold import scaffold
@@ -59,13 +65,18 @@ def test_jsonl_judgements_by_path_or_page(tmp_path: Path):
             {
                 "id": "1",
                 "query": "q1",
-                "type": "howto",
+                "kind": "howto",
                 "relevant": [{"path": "a.md", "heading": "H", "page": None}],
             }
         )
         + "\n"
         + json.dumps(
-            {"id": "2", "query": "q2", "relevant": [{"path": "m.pdf", "heading": None, "page": 3}]}
+            {
+                "id": "2",
+                "query": "q2",
+                "kind": "keyword",
+                "relevant": [{"path": "m.pdf", "heading": None, "page": 3}],
+            }
         )
         + "\n"
     )
@@ -76,7 +87,12 @@ def test_jsonl_judgements_by_path_or_page(tmp_path: Path):
 
 def test_a_path_without_extension_matches_the_page_in_any_format(tmp_path: Path):
     path = tmp_path / "q.jsonl"
-    record = {"id": "1", "query": "q", "relevant": [{"path": "library/os.path", "page": None}]}
+    record = {
+        "id": "1",
+        "query": "q",
+        "kind": "keyword",
+        "relevant": [{"path": "library/os.path", "page": None}],
+    }
     path.write_text(json.dumps(record) + "\n")
     (judged,) = load_jsonl(path)
     assert judged.by == "stem"
@@ -89,12 +105,96 @@ def test_a_path_without_extension_matches_the_page_in_any_format(tmp_path: Path)
     assert score_query(ranked, judged.relevant)["mrr_10"] == 0.5
 
 
-def test_question_sets_are_well_formed():
-    for name in ("mojo-manual", "hugo-docs", "pdfs", "python-docs-3.11", "git-docs"):
-        judged = load_jsonl(REPO / "tests" / "eval" / f"{name}.jsonl")
-        assert len(judged) >= 40, name
-        assert len({j.query_id for j in judged}) == len(judged)
-        assert {j.kind for j in judged} == {"identifier", "paraphrase", "howto"}
+QUESTION_SETS = sorted((REPO / "tests" / "eval").rglob("*.jsonl"))
+
+
+def test_every_question_of_every_set_has_a_kind():
+    assert len(QUESTION_SETS) >= 12  # six development sets and six held-out ones
+    ids: set[str] = set()
+    for path in QUESTION_SETS:
+        judged = load_jsonl(path)  # raises on a question without a known kind
+        assert len(judged) >= 12, path
+        assert not ids & {j.query_id for j in judged}, path
+        ids |= {j.query_id for j in judged}
+        expected = {"paraphrase"} if path.parent.name == "heldout" else set(KINDS)
+        assert {j.kind for j in judged} == expected, path
+    assert len(ids) == sum(len(p.read_text().splitlines()) for p in QUESTION_SETS)
+
+
+def test_a_question_without_a_kind_is_refused(tmp_path: Path):
+    path = tmp_path / "q.jsonl"
+    path.write_text(
+        json.dumps({"id": "x-1", "query": "q", "type": "howto", "relevant": [{"path": "a.md"}]})
+        + "\n"
+    )
+    with pytest.raises(
+        ValueError,
+        match=re.escape("q.jsonl:1 (x-1): 'kind' must be one of keyword, howto, paraphrase"),
+    ):
+        load_jsonl(path)
+
+
+def passage(
+    path: str, headings: list[str], content: str = "x", page: int | None = None
+) -> SearchResult:
+    return SearchResult(
+        **{**RESULT, "path": path, "section_hierarchy": headings, "content": content, "page": page}
+    )
+
+
+def test_a_passage_answers_from_the_section_that_holds_the_answer():
+    reflogs = Target("user-manual", "Reflogs", evidence="the reflog keeps a record")
+    in_section = passage("user-manual.html", ["Git User Manual", "3.2. Reflogs", "Examples"])
+    assert answers(in_section, reflogs, "stem")  # a subsection, numbered as the HTML numbers it
+    other = passage("user-manual.adoc", ["Git User Manual", "Branches"])
+    assert not answers(other, reflogs, "stem")
+    quoted = passage(
+        "user-manual.adoc",
+        ["Git User Manual", "Branches"],
+        "So THE reflog\n keeps a `record` of it",
+    )
+    assert answers(quoted, reflogs, "stem")  # the answer's own words, wherever the passage sits
+    assert not answers(
+        passage("git-reflog.adoc", ["git-reflog(1)"], "the reflog keeps a record"), reflogs, "stem"
+    )
+    chapter = Target("user-manual", "Submodules")
+    assert answers(
+        passage("user-manual.html", ["Git User Manual", "Chapter 8. Submodules"]), chapter, "stem"
+    )
+    opening = Target("csv.md", None)
+    assert answers(passage("csv.md", ["csv"]), opening, "path")
+    assert not answers(passage("csv.md", ["csv", "Dialects"]), opening, "path")
+    code = Target("always-inline.mdx", '`@always_inline("nodebug")`')
+    assert answers(
+        passage("always-inline.mdx", ["@always_inline", '@always_inline("nodebug")']), code, "path"
+    )
+    page = Target("manual.pdf", None, 34)
+    assert answers(passage("manual.pdf", ["Bash"], page=34), page, "page")
+    assert not answers(passage("manual.pdf", ["Bash"], page=35), page, "page")
+
+
+def test_section_level_ranks_the_passages_as_returned(tmp_path: Path):
+    path = tmp_path / "q.jsonl"
+    record = {
+        "id": "1",
+        "query": "q",
+        "kind": "paraphrase",
+        "relevant": [{"path": "a.md", "heading": "Right"}],
+    }
+    path.write_text(json.dumps(record) + "\n")
+    (query,) = load_jsonl(path)
+    results = [
+        passage("a.md", ["A", "Wrong"]),
+        passage("b.md", ["B"]),
+        passage("a.md", ["A", "Right"]),
+    ]
+    hits = section_ranks(results, query)
+    assert hits == [False, False, True]
+    scores = score_sections(hits)
+    assert scores["section_mrr_10"] == pytest.approx(1 / 3)
+    assert (scores["section_hit_1"], scores["section_hit_3"]) == (0.0, 1.0)
+    # at document level the page is found first: the section level is the stricter one
+    assert score_query(ranked_documents(results, query.by), query.relevant)["hit_1"] == 1.0
 
 
 @pytest.fixture(scope="module")

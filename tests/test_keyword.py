@@ -83,3 +83,46 @@ def test_heading_weight_lifts_a_heading_match(database: Path):
         database, "caching", {"title": 1, "headings": 0, "content": 1, "code_terms": 1}
     )
     assert lowered[0] == "body.md"
+
+
+def engine_over(database: Path, **settings: object) -> SearchEngine:
+    searching = SearchSettings(**settings)  # type: ignore[arg-type]
+    store = ChunkStore(database, "build it", searching)
+    return SearchEngine(store, QueryEmbedder(EmbedderSettings(provider="none")), searching)
+
+
+def weights_for(engine: SearchEngine, query: str) -> dict[str, float]:
+    terms = engine.store.query_terms(query)
+    return engine.fusion_weights(query, terms, engine.keyword_candidates(query, 10))
+
+
+@pytest.mark.parametrize(
+    ("query", "keyword_weight"),
+    [
+        # in the asker's words: no passage holds half of them, so vectors lead
+        ("why do readers of a release lose their job", 0.3),
+        # named as code: the keyword search's strength
+        ("what does array_cosine_distance return", 1.0),
+        ("is `@always_inline` safe", 1.0),
+        ("the --quick flag", 1.0),
+        # in the docs' own words: a top keyword passage holds most of them
+        ("how does the runner run every job", 1.0),
+    ],
+)
+def test_a_question_in_plain_words_leans_on_vectors(
+    database: Path, query: str, keyword_weight: float
+):
+    assert weights_for(engine_over(database), query) == {
+        "vector": 1.0,
+        "keyword": keyword_weight,
+    }
+
+
+def test_prose_keyword_weight_none_keeps_the_configured_weights(database: Path):
+    engine = engine_over(database, prose_keyword_weight=None, keyword_weight=0.8)
+    query = "why do readers of a release lose their job"
+    assert weights_for(engine, query) == {"vector": 1.0, "keyword": 0.8}
+    covered = engine.store.keywords.coverage(
+        engine.store.query_terms("runner runs job"), [0, 1], 10
+    )
+    assert 0.0 <= covered <= 1.0

@@ -63,3 +63,29 @@ def test_processor_title_fallbacks(tmp_path: Path):
     )
     assert docs[0].title == "No title" and not problems
     assert docs[0].url == "https://x.org/no-title"
+
+
+def test_the_front_matter_description_opens_the_page():
+    """What a page is for, often in words its body never uses, is read, embedded and indexed."""
+    parse = MarkdownProcessor().parse
+    meta = "---\ntitle: strings.Truncate\ndescription: Shortens text without cutting words.\n---\n"
+    (doc,), _ = parse(meta + "\nSince templates are HTML-aware...\n\n## Examples\n\nx\n", "t.md")
+    assert [s.hierarchy for s in doc.sections] == [
+        ["strings.Truncate"],
+        ["strings.Truncate", "Examples"],
+    ]
+    assert (
+        doc.sections[0].text
+        == "Shortens text without cutting words.\n\nSince templates are HTML-aware..."
+    )
+    # after the title's own heading line; a page without an opening gets one
+    h1 = "---\ndescription: Shortens text without cutting words.\n---\n\n# Truncate\n\nBody.\n"
+    (doc,), _ = parse(h1, "t.md")
+    assert doc.sections[0].text == "# Truncate\n\nShortens text without cutting words.\n\nBody."
+    (doc,), _ = parse(meta + "\n## Settings\n\nBody.\n", "t.md")
+    assert [(s.hierarchy, s.text) for s in doc.sections[:1]] == [
+        (["strings.Truncate"], "Shortens text without cutting words.")
+    ]
+    # said already: not twice
+    (doc,), _ = parse(meta + "\nShortens text without\ncutting words. More.\n", "t.md")
+    assert doc.sections[0].text.count("Shortens") == 1

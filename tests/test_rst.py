@@ -184,7 +184,7 @@ def test_roles_become_their_text(tmp_path: Path):
         ":gh:`456`, :envvar:`PATH`, :file:`{dir}/setup.py`, :samp:`print({x})`, "
         ":kbd:`Ctrl-C`, :menuselection:`File --> Open`, :abbr:`LIFO (last-in, first-out)`, "
         ":program:`python`, :source:`Lib/csv.py`, :madeup:`custom text`, "
-        ":sup:`up`, :code:`a | b`.\n",
+        ":sup:`up`, :code:`a | b`, :class:`.datetime` and :meth:`~.date.replace`.\n",
     )
     text = text_of(doc)
     for expected in (
@@ -192,7 +192,8 @@ def test_roles_become_their_text(tmp_path: Path):
         "`list`, `len()`, `PyList_New()`, `csv`.",
         "See the guide, plain-label, /tutorial/index, file objects, PEP 8, RFC 2616, bpo-123",
         "gh-456, `PATH`, `dir/setup.py`, `print(x)`, `Ctrl-C`, File \N{TRIANGULAR BULLET} Open",
-        "LIFO (last-in, first-out), python, Lib/csv.py, custom text, up, `a | b`.",
+        "LIFO (last-in, first-out), python, Lib/csv.py, custom text, up, `a | b`, "
+        "`datetime` and `replace()`.",  # a leading dot is Sphinx's lookup, never shown
     ):
         assert expected in text
     assert problems == []
@@ -360,3 +361,17 @@ def test_python_docs_notes_are_only_the_missing_includes(python_docs):
     missing = {"library/subprocess.rst", "library/token.rst", "library/datetime.rst"}
     assert {p.path for p in problems} == missing
     assert all("include" in p.reason and "not found" in p.reason for p in problems)
+
+
+def test_the_module_synopsis_opens_the_page(tmp_path: Path):
+    doc, _ = process(
+        tmp_path,
+        ":mod:`csv` --- CSV files\n=======================\n\n.. module:: csv\n"
+        "   :synopsis: Write and read tabular data to and from delimited files.\n\n"
+        "The so-called CSV format.\n\nReader\n------\n\nText.\n",
+    )
+    assert doc.sections[0].text == (
+        "# `csv` — CSV files\n\nWrite and read tabular data to and from delimited files.\n\n"
+        "The so-called CSV format."
+    )
+    assert len(doc.sections) == 2 and "delimited" not in doc.sections[1].text

@@ -1,5 +1,5 @@
 """Command line: ``docbuild scaffold | add-version | sync | build | watch | versions | diff | ask |
-client-config | package | eval``.
+client-config | package | eval | check-questions``.
 
 Exit codes: 0 success, 1 a stage failed (or another build of the server is running), 2 bad
 arguments or configuration.
@@ -219,6 +219,14 @@ def _parser() -> argparse.ArgumentParser:
         help="candidates per retriever (default: the server's search.candidates)",
     )
     p.add_argument("--json", type=Path, metavar="FILE", help="also write the scores as JSON")
+
+    p = commands.add_parser(
+        "check-questions",
+        help="check a question set against the server's sources: targets exist, paraphrases "
+        "share no heading word or rare term with their answer",
+    )
+    p.add_argument("name")
+    p.add_argument("queries", type=Path, nargs="+", metavar="FILE", help="JSONL question sets")
     return parser
 
 
@@ -268,6 +276,8 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if args.command == "eval":
             return run_eval(args)
+        if args.command == "check-questions":
+            return run_check_questions(args)
         if args.command == "ask":
             filters = {"path": args.path, "section": args.section, "version": args.version}
             return ask.run(args.name, args.query, args.top_k, args.mode, args.url, **filters)
@@ -381,6 +391,25 @@ def run_eval(args: argparse.Namespace) -> int:
     if args.json:
         args.json.write_text(json.dumps(evaluate.as_json(scores), indent=2) + "\n")
     return 0
+
+
+def run_check_questions(args: argparse.Namespace) -> int:
+    """``docbuild check-questions``: one line per finding; exit 1 when there is any."""
+    from docbuild.evaluate import load_jsonl
+    from docbuild.question_check import check_questions, parsed_corpus
+
+    corpus = parsed_corpus(load_processing_config(args.name))
+    failed = 0
+    for path in args.queries:
+        questions = load_jsonl(path)
+        findings = check_questions(corpus, questions)
+        for finding in findings:
+            print(f"{path.name}: {finding.query_id}: {finding.problem}")
+        failed += len(findings)
+        print(
+            f"{path.name}: {len(questions)} questions, {len(findings)} finding(s)", file=sys.stderr
+        )
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -50,3 +50,25 @@ class SkipFile(Exception):
     def __init__(self, reason: str, dependencies: Iterable[str] = ()) -> None:
         super().__init__(reason)
         self.dependencies = list(dependencies)
+
+
+def with_description(sections: list[Section], title: str, description: str | None) -> list[Section]:
+    """``sections`` with the page's one-line description (front matter, a module synopsis) as
+    the first paragraph of its opening (after the title's heading line), unless the opening
+    already says it.
+
+    A description often says what a page is for in words its body never uses ("truncating it
+    to a maximum length without cutting words" for ``strings.Truncate``): kept, it is read,
+    embedded and indexed with the page.
+    """
+    description = " ".join((description or "").split())
+    if not description or any(description in " ".join(s.text.split()) for s in sections[:1]):
+        return sections
+    if not sections or sections[0].hierarchy != [title] or sections[0].page is not None:
+        return [Section([title], description), *sections]
+    first = sections[0]
+    heading, _, body = first.text.partition("\n")
+    if not heading.startswith("#"):  # no heading line of its own to keep first
+        heading, body = "", first.text
+    text = "\n\n".join(part for part in (heading, description, body.strip("\n")) if part)
+    return [Section(first.hierarchy, text, first.anchor), *sections[1:]]

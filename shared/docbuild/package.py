@@ -184,6 +184,7 @@ def _quality(report: Any) -> str:
         return ""
     return (
         f"## Measured quality\n\nThe build scored this database on {report.get('count')} queries "
-        f"from `{Path(str(report.get('queries'))).name}` (document-level judgements; "
-        "`tools/eval_mcp.sh` reruns it):\n\n" + str(report.get("table", "")) + "\n"
+        f"from `{Path(str(report.get('queries'))).name}` (`tools/eval_mcp.sh` reruns it):\n\n"
+        + str(report.get("table", ""))
+        + "\n"
     )

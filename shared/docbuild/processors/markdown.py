@@ -8,7 +8,7 @@ from pathlib import Path, PurePosixPath
 
 import yaml
 
-from docbuild.documents import Document, FileProblem, Section
+from docbuild.documents import Document, FileProblem, Section, with_description
 from docbuild.processors.text import read_text
 
 FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
@@ -234,8 +234,10 @@ class MarkdownProcessor:
         sections, note = split_sections(body, title)
         if note:
             problems.append(FileProblem(relative, note, skipped=False))
-        if not sections and metadata.get("description"):
-            sections = [Section([title], str(metadata["description"]))]
+        description = metadata.get("description")
+        sections = with_description(
+            sections, title, description if isinstance(description, str) else None
+        )
         url = document_url(self.url_base, relative, metadata, self.url_suffix)
         doc = Document(
             relative,

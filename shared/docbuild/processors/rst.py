@@ -13,7 +13,7 @@ from pathlib import Path, PurePosixPath
 
 from docutils import nodes
 
-from docbuild.documents import Document, FileProblem, Section, SkipFile
+from docbuild.documents import Document, FileProblem, Section, SkipFile, with_description
 from docbuild.processors.markdown import document_url, merge_heading_only, title_from_path
 from docbuild.processors.sphinx_rst import Message, parse
 from docbuild.processors.text import read_text
@@ -335,6 +335,7 @@ class RstProcessor:
         named = first_title(document)
         title = named or title_from_path(relative)
         sections = merge_heading_only(MarkdownWriter(document).sections(title))
+        sections = with_description(sections, title, context.synopsis)
         if not sections:
             raise SkipFile(
                 "no content of its own (table of contents only)"

@@ -48,6 +48,7 @@ class SphinxContext:
     classes: list[str] = field(default_factory=list)
     has_toctree: bool = False
     dependencies: list[str] = field(default_factory=list)
+    synopsis: str | None = None  # the page's module's one-line description
 
 
 class AnyOptions(dict[str, Callable[[str], str]]):
@@ -293,6 +294,8 @@ class Module(SphinxDirective):
         section = self.state.parent
         opening = all(isinstance(c, nodes.title | nodes.Invisible) for c in section.children)
         indexed = self.kind == "module" and not {"noindex", "no-index"} & set(self.options)
+        if self.kind == "module" and self.context.synopsis is None:
+            self.context.synopsis = self.options.get("synopsis")
         if indexed and isinstance(section, nodes.section) and opening:
             ids = section["ids"]
             ids.insert(sum(i.startswith("module-") for i in ids), f"module-{name}")
@@ -515,6 +518,7 @@ CODE_ROLES = {
     *names("c:union c:enum c:enumerator cpp:any cpp:class cpp:expr py:mod py:class py:attr"),
     *names("py:exc py:data py:const py:obj file samp regexp code"),
 }
+PYTHON_ROLES = set(names("func meth class attr exc data const obj mod"))  # key without "py:"
 NUMBERED = {"pep": "PEP {}", "rfc": "RFC {}", "issue": "bpo-{}", "gh": "gh-{}", "cve": "CVE-{}"}
 TEXT_ROLES = {
     *NUMBERED,
@@ -531,6 +535,8 @@ def role_title(name: str, text: str) -> str:
     title = utils.unescape(text).lstrip("!")
     if name in NUMBERED:
         return NUMBERED[name].format(title.partition("#")[0].strip())
+    if name in PYTHON_ROLES:
+        title = title.lstrip(".")  # a leading dot only changes how Sphinx looks the target up
     if title.startswith("~"):
         title = title[1:].rpartition(".")[2]
     if name in ("file", "samp"):

@@ -18,6 +18,9 @@ MARKED_WORD = re.compile(r"(?<![A-Za-z0-9_.:])[A-Za-z0-9]*(?:[_.:]|[a-z0-9][A-Z]
 """A run of the characters identifiers are made of that holds what any identifier holds (an
 underscore, a dot or colon, a lower-to-upper change): every identifier lies within one, and the
 runs without it (most words) are passed over by this one scan before ``IDENTIFIER`` runs."""
+CODE_MARKS = re.compile(r"`|(?:^|\s)--?[A-Za-z]|@\w|\w\(|\{\{|\$\w")
+"""What code looks like besides identifiers: backticks, flags, decorators, calls, template
+actions, variables."""
 SEPARATORS = re.compile(r"[_.:]+")
 DOTS = re.compile(r"[.:]+")
 CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
@@ -40,3 +43,9 @@ def code_terms(text: str) -> str:
         if "." in identifier or ":" in identifier:
             terms.append(DOTS.sub("_", identifier))
     return " ".join(terms)
+
+
+def looks_like_code(text: str) -> bool:
+    """Whether ``text`` names something as code does: an identifier (``os.path``, ``snake_case``,
+    ``CamelCase``), a flag, a decorator, a call, backticks."""
+    return bool(CODE_MARKS.search(text) or code_terms(text))

@@ -30,6 +30,9 @@ class SearchSettings:
     rrf_k: int = 10
     vector_weight: float = 1.0
     keyword_weight: float = 1.0
+    # a question in plain words (no code-like token, and no passage among the keyword search's
+    # best three holds half its terms): its keyword weight; None = keyword_weight
+    prose_keyword_weight: float | None = 0.3
     max_query_chars: int = 2000
     bm25_k1: float = 1.2
     bm25_b: float = 0.75

@@ -48,15 +48,31 @@ class KeywordIndex:
     impacts: np.ndarray  # float32
     size: int  # rows in the table
 
+    def _parts(self, terms: list[str], cap: int) -> list[tuple[int, int]]:
+        """Each known term's postings (its ``cap`` best) as a slice of the arrays."""
+        return [
+            (self.starts[t], min(self.starts[t + 1], self.starts[t] + cap))
+            for t in dict.fromkeys(self.term_ids.get(term) for term in terms)
+            if t is not None
+        ]
+
+    def coverage(self, terms: list[str], rows: list[int], cap: int) -> float:
+        """The largest share of the known query terms that one of ``rows`` holds (0 when no
+        term is known): how well the query's own words describe the best keyword passages."""
+        parts = self._parts(terms, cap)
+        if not parts or not rows:
+            return 0.0
+        held = np.zeros(len(rows), dtype=np.int64)
+        for lo, hi in parts:
+            postings = self.rows[lo:hi]
+            held += [bool((postings == row).any()) for row in rows]
+        return float(held.max()) / len(parts)
+
     def search(
         self, terms: list[str], k: int, mask: np.ndarray | None, cap: int
     ) -> list[tuple[int, float]]:
         """Top ``k`` rows by BM25 among those ``mask`` keeps, only rows matching a term."""
-        parts = [
-            (self.starts[t], min(self.starts[t + 1], self.starts[t] + cap))
-            for t in (self.term_ids.get(term) for term in terms)
-            if t is not None
-        ]
+        parts = self._parts(terms, cap)
         if not parts:
             return []
         rows = np.concatenate([self.rows[lo:hi] for lo, hi in parts])

@@ -14,6 +14,7 @@ from typing import Any, Literal
 import numpy as np
 
 from .catalog import FilterError
+from .codeterms import looks_like_code
 from .config import SearchSettings
 from .context import TokenCounter, merge_chunks
 from .query_embedder import EmbedderUnavailable, QueryEmbedder
@@ -24,6 +25,8 @@ Mode = Literal["hybrid", "vector", "keyword"]
 MODES: tuple[str, ...] = ("hybrid", "vector", "keyword")
 MODEL_MATCH_COSINE = 0.99
 MAX_NEIGHBORS = 5
+WORDED_LIKE_THE_DOCS = 0.5  # share of the query's terms one of the best keyword passages holds
+COVERAGE_DEPTH = 3  # keyword passages looked at for that
 
 
 def min_max(candidates: list[tuple[int, float]]) -> list[tuple[int, float]]:
@@ -113,8 +116,30 @@ class SearchEngine:
         one query term."""
         if self.store.keywords is None:
             return []
-        terms = self.store.query_terms(query)
+        return self._keyword_search(self.store.query_terms(query), k, mask)
+
+    def _keyword_search(
+        self, terms: list[str], k: int, mask: np.ndarray | None
+    ) -> list[tuple[int, float]]:
+        assert self.store.keywords is not None
         return self.store.keywords.search(terms, k, mask, self.settings.keyword_postings_cap)
+
+    def fusion_weights(
+        self, query: str, terms: list[str], keyword: list[tuple[int, float]]
+    ) -> dict[str, float]:
+        """The retrievers' weights for this query. A question in plain words, one that names no
+        code and whose terms no top keyword passage mostly holds, describes a situation in the
+        asker's words: keyword matches on those words are weak evidence, so it leans on vectors
+        (``prose_keyword_weight``)."""
+        weights = {"vector": self.settings.vector_weight, "keyword": self.settings.keyword_weight}
+        prose = self.settings.prose_keyword_weight
+        if prose is None or looks_like_code(query) or self.store.keywords is None:
+            return weights
+        best = [row for row, _ in keyword[:COVERAGE_DEPTH]]
+        cap = self.settings.keyword_postings_cap
+        if self.store.keywords.coverage(terms, best, cap) >= WORDED_LIKE_THE_DOCS:
+            return weights
+        return {**weights, "keyword": prose}
 
     # -- the vector path's health -------------------------------------------------------------
 
@@ -194,6 +219,7 @@ class SearchEngine:
         if self.reranker is not None:
             depth = max(depth, self.reranker.candidates)
         lists: dict[str, list[tuple[int, float]]] = {}
+        terms: list[str] = []
         want_keyword = mode in ("hybrid", "keyword")
         if mode in ("hybrid", "vector"):
             vector = self.query_vector(query, notes)
@@ -203,12 +229,16 @@ class SearchEngine:
                 want_keyword = True
         if want_keyword:
             if self.store.keywords is not None:
-                lists["keyword"] = self.keyword_candidates(query, depth, mask)
+                terms = self.store.query_terms(query)
+                lists["keyword"] = self._keyword_search(terms, depth, mask)
             else:
                 notes.append("the database has no full-text index; answered by vector search only")
                 if mode == "keyword" and (vector := self.query_vector(query, notes)) is not None:
                     lists["vector"] = self.vector_candidates(vector, depth, mask)
-        fused = self._fuse(lists)
+        weights = None
+        if len(lists) == 2:
+            weights = self.fusion_weights(query, terms, lists["keyword"])
+        fused = self._fuse(lists, weights)
         reranked = True
         if self.reranker is not None and fused:
             fused, reranked = self._rerank(query, fused, notes)
@@ -247,14 +277,20 @@ class SearchEngine:
         return query, top_k
 
     def _fuse(
-        self, lists: dict[str, list[tuple[int, float]]]
+        self,
+        lists: dict[str, list[tuple[int, float]]],
+        weights: dict[str, float] | None = None,
     ) -> list[tuple[int, float, dict[str, int]]]:
-        """Fuse the retrievers' candidate lists (``settings.fusion``).
+        """Fuse the retrievers' candidate lists (``settings.fusion``) with ``weights`` (default:
+        the configured ones).
 
         ``convex``: sum of weight * min-max normalised score, a row missing from a list scoring 0
         there; ``rrf``: sum of weight / (rrf_k + rank). One retriever keeps its own scores.
         """
-        weights = {"vector": self.settings.vector_weight, "keyword": self.settings.keyword_weight}
+        weights = weights or {
+            "vector": self.settings.vector_weight,
+            "keyword": self.settings.keyword_weight,
+        }
         ranks: dict[int, dict[str, int]] = {}
         for name, candidates in lists.items():
             for rank, (row, _) in enumerate(candidates, start=1):
