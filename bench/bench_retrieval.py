@@ -173,6 +173,7 @@ def main() -> None:
     variants = dict(parse_variant(v) for v in args.variant) or {"base": {}}
     modes = [m for m in args.modes.split(",") if m]
     results: dict[str, object] = {}
+    weak: dict[tuple[str, str, str], list[int]] = {}  # (variant, split, mode) -> counts
     print(
         "| set | variant | split | mode | queries | "
         + " | ".join(f"{k} sec. Hit@5" for k in KINDS)
@@ -189,6 +190,16 @@ def main() -> None:
             for split, rows in by_split.items():
                 for s in rows:
                     print(line(name, variant, split, s), flush=True)
+                    counts = weak.setdefault((variant, split, s.mode), [0, 0, 0, 0])
+                    for i, n in enumerate((s.queries, s.weak, s.weak_missed, s.weak_named)):
+                        counts[i] += n
+    print("\nAnswers in which no passage stood out (they end with the nearest other sections):")
+    for (variant, split, mode), (queries, flat, missed, named) in weak.items():
+        if flat:
+            print(
+                f"- {variant} {split} {mode}: {flat} of {queries} answers; {missed} of them miss "
+                f"the section in their first 5 passages, {named} of these name it"
+            )
     if args.json:
         args.json.write_text(json.dumps(results, indent=2) + "\n")
 

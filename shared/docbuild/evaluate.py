@@ -30,12 +30,13 @@ from typing import Any
 from docserve.config import load_settings
 from docserve.query_embedder import Encoder, QueryEmbedder
 from docserve.rerank import make_reranker
-from docserve.search import SearchEngine, SearchResult
+from docserve.search import SearchEngine, SearchResult, SectionRef, other_sections
 from docserve.store import ChunkStore
 
 from docbuild.processors import EXTENSIONS
 
 HIT_AT = (1, 3, 5, 10)
+SHOWN = 5  # passages a client gets by default (the weak-answer figures assume this top_k)
 DEPTH = 100
 KINDS = ("keyword", "howto", "paraphrase")
 NUMBERING = re.compile(
@@ -94,6 +95,9 @@ class ModeScores:
     section_mrr_10: float | None = None
     per_kind: dict[str, KindScores] = field(default_factory=dict)
     misses: list[str] = field(default_factory=list)  # ids answered by no passage of the top 5
+    weak: int = 0  # answers in which no passage stood out (they name the nearest other sections)
+    weak_missed: int = 0  # of those, answers whose first 5 passages miss the section
+    weak_named: int = 0  # of those, answers that name the section among the nearest others
 
 
 def load_beir(folder: Path, split: str = "test") -> list[Judged]:
@@ -174,18 +178,32 @@ def result_key(result: SearchResult, by: str) -> str:
     return result.path if by == "path" else result.document_id
 
 
-def answers(result: SearchResult, target: Target, by: str) -> bool:
-    """Whether the passage comes from ``target``'s page and the section that answers there."""
-    if result_key(result, "stem" if by == "stem" else "path") != target.path:
+def same_page(path: str, target: Target, by: str) -> bool:
+    """Whether ``path`` is ``target``'s page (by stem when the set is judged by stem)."""
+    return (strip_extension(path) if by == "stem" else path) == target.path
+
+
+def is_section(section: SearchResult | SectionRef, target: Target, by: str) -> bool:
+    """Whether a passage's or a named section's page and breadcrumb are ``target``'s section."""
+    if not same_page(section.path, target, by):
         return False
     if by == "page":
-        return result.page == target.page
-    if target.evidence and plain(target.evidence) in plain(result.content):
-        return True
-    headings = result.section_hierarchy
+        return section.page == target.page
+    headings = section.section_hierarchy
     if target.heading is None:
         return len(headings) <= 1  # the page title alone: the untitled opening
     return heading_key(target.heading) in {heading_key(h) for h in headings}
+
+
+def answers(result: SearchResult, target: Target, by: str) -> bool:
+    """Whether the passage comes from ``target``'s page and the section that answers there."""
+    quoted = (
+        by != "page"
+        and bool(target.evidence)
+        and same_page(result.path, target, by)
+        and plain(target.evidence or "") in plain(result.content)
+    )
+    return quoted or is_section(result, target, by)
 
 
 def section_ranks(results: list[SearchResult], query: Judged, k: int = 10) -> list[bool]:
@@ -271,10 +289,26 @@ def evaluate(engine: SearchEngine, judged: list[Judged], modes: list[str]) -> li
             metrics = score_query(ranked_documents(response.results, query.by), query.relevant)
             if query.targets:
                 metrics |= score_sections(section_ranks(response.results, query))
+                metrics |= weak_answer(response.weak, response.results, query)
             rows.append(metrics)
         table.append(mode_scores(mode, judged, rows, times))
     engine.reranker = reranker
     return table
+
+
+def weak_answer(weak: bool, results: list[SearchResult], query: Judged) -> dict[str, float]:
+    """For an answer of the first ``SHOWN`` of ``results`` in which no passage stood out: whether
+    it missed the section, and whether the nearest other sections it names hold it."""
+    if not weak:
+        return {}
+    shown = results[:SHOWN]
+    missed = not any(section_ranks(shown, query, SHOWN))
+    named = missed and any(
+        is_section(section, target, query.by)
+        for section in other_sections(shown, results[SHOWN:])
+        for target in query.targets
+    )
+    return {"weak": 1.0, "weak_missed": float(missed), "weak_named": float(named)}
 
 
 def mode_scores(
@@ -312,6 +346,9 @@ def mode_scores(
         section_mrr_10=mean("section_mrr_10") if sections else None,
         per_kind=per_kind,
         misses=[q.query_id for q, r in zip(judged, rows, strict=True) if not r[hit_key]],
+        weak=round(sum(r.get("weak", 0.0) for r in rows)),
+        weak_missed=round(sum(r.get("weak_missed", 0.0) for r in rows)),
+        weak_named=round(sum(r.get("weak_named", 0.0) for r in rows)),
     )
 
 
@@ -336,7 +373,15 @@ def markdown_table(scores: list[ModeScores]) -> str:
             lines.append(
                 f"| {s.mode} | {s.queries} | {hits} | {s.section_mrr_10:.3f} | {by_kind} |"
             )
-        lines += ["", "Document level (pages ranked by their best passage):", ""]
+        lines += (
+            [""]
+            + [weak_line(s) for s in scores if s.weak]
+            + [
+                "",
+                "Document level (pages ranked by their best passage):",
+                "",
+            ]
+        )
     head = "| mode | queries | nDCG@10 | Recall@10 | Recall@100 | MRR@10 | " + " | ".join(
         f"Hit@{k}" for k in HIT_AT
     )
@@ -359,6 +404,15 @@ def markdown_table(scores: list[ModeScores]) -> str:
                 f"| {s.mode} | " + " | ".join(kind_cell(s, k, section=False) for k in kinds) + " |"
             )
     return "\n".join(lines)
+
+
+def weak_line(scores: ModeScores) -> str:
+    """How the answers in which no passage stood out fared, and what their named sections add."""
+    return (
+        f"- {scores.mode}: no passage stood out in {scores.weak} of {scores.queries} answers; "
+        f"{scores.weak_missed} of those missed the section in their first {SHOWN} passages, and "
+        f"{scores.weak_named} of these name it among the nearest other sections"
+    )
 
 
 def kind_cell(scores: ModeScores, kind: str, section: bool) -> str:

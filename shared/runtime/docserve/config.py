@@ -33,6 +33,9 @@ class SearchSettings:
     # a question in plain words (no code-like token, and no passage among the keyword search's
     # best three holds half its terms): its keyword weight; None = keyword_weight
     prose_keyword_weight: float | None = 0.3
+    # no passage stands out when the best vector score is within this cosine of the fifth best:
+    # the answer then ends with the other sections nearest the question; None = never
+    weak_margin: float | None = 0.05
     max_query_chars: int = 2000
     bm25_k1: float = 1.2
     bm25_b: float = 0.75

@@ -141,11 +141,12 @@ class Renderer:
         self.cap = cap
         self.several_versions = several_versions
 
-    def fit(self, head: str, blocks: list[str], tail_if_cut: str) -> Rendered:
+    def fit(self, head: str, blocks: list[str], tail_if_cut: str, footer: str = "") -> Rendered:
         """``head`` then as many ``blocks`` as fit (the first is shortened if it alone is over);
-        ``tail_if_cut`` (with ``{left}`` for the number left out) ends a shortened answer."""
+        ``tail_if_cut`` (with ``{left}`` for the number left out) ends a shortened answer, and
+        ``footer`` ends every answer."""
         reserve = self.counter.count(tail_if_cut) + 8
-        used = self.counter.count(head)
+        used = self.counter.count(head) + (self.counter.count(footer) + 2 if footer else 0)
         parts = [head] if head else []
         shown, cut = 0, False
         for block in blocks:
@@ -160,6 +161,8 @@ class Renderer:
             shown += 1
         if shown < len(blocks) or cut:
             parts.append(tail_if_cut.format(left=len(blocks) - shown, cap=self.cap))
+        if footer:
+            parts.append(footer)
         return Rendered("\n\n".join(parts), shown, cut)
 
     def result_block(
@@ -206,7 +209,22 @@ class Renderer:
             "limit: ask for fewer with top_k, narrow with path or section, or read one page with "
             "get_document.]"
         )
-        return self.fit(head, blocks, tail)
+        return self.fit(head, blocks, tail, self.nearest(answer.get("nearest_sections") or []))
+
+    def nearest(self, sections: list[dict[str, Any]]) -> str:
+        """The line a weak answer ends with: the other sections nearest the question."""
+        if not sections:
+            return ""
+        lines = [
+            "No passage stands out for this question. The other sections nearest it "
+            "(read one with get_document(path, section), or ask in the docs' words):"
+        ]
+        for item in sections:
+            page = f", page {item['page']}" if item.get("page") else ""
+            tag = version_tag(item.get("version"), self.several_versions)
+            crumbs = breadcrumb(item.get("title") or "", item.get("section_hierarchy"))
+            lines.append(f"- {item['path']}{page}: {crumbs}{tag}")
+        return "\n".join(lines)
 
     def chunk(self, row: dict[str, Any]) -> str:
         """One chunk by id."""

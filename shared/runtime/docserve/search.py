@@ -27,6 +27,9 @@ MODEL_MATCH_COSINE = 0.99
 MAX_NEIGHBORS = 5
 WORDED_LIKE_THE_DOCS = 0.5  # share of the query's terms one of the best keyword passages holds
 COVERAGE_DEPTH = 3  # keyword passages looked at for that
+FLAT_AT = 5  # a weak answer: the best vector score is close to this rank's
+NEAREST_SECTIONS = 5  # other sections a weak answer names
+NEAREST_DEPTH = 60  # fused candidates after the results looked through for them
 
 
 def min_max(candidates: list[tuple[int, float]]) -> list[tuple[int, float]]:
@@ -64,6 +67,38 @@ class SearchResult:
 
 
 @dataclass
+class SectionRef:
+    """A section an answer points to without quoting it."""
+
+    path: str
+    title: str
+    section_hierarchy: list[str]
+    page: int | None = None
+    version: str | None = None
+
+
+def other_sections(
+    shown: list[SearchResult], after: list[SearchResult], limit: int = NEAREST_SECTIONS
+) -> list[SectionRef]:
+    """The first ``limit`` sections of ``after`` (best first) that no result in ``shown`` is from."""
+    key = lambda r: (r.path, tuple(r.section_hierarchy), r.page, r.version)  # noqa: E731
+    seen = {key(result) for result in shown}
+    found = []
+    for result in after:
+        if key(result) in seen:
+            continue
+        seen.add(key(result))
+        found.append(
+            SectionRef(
+                result.path, result.title, result.section_hierarchy, result.page, result.version
+            )
+        )
+        if len(found) == limit:
+            break
+    return found
+
+
+@dataclass
 class SearchResponse:
     """An answer: results best first, and how it was produced."""
 
@@ -76,6 +111,10 @@ class SearchResponse:
     took_ms: float = 0.0
     version: str | None = None  # the version searched; None: every version (or none labelled)
     filters: dict[str, str] = field(default_factory=dict)  # path and section, when given
+    weak: bool = False  # no passage stands out: the best vector scores are flat
+    nearest_sections: list[SectionRef] = field(
+        default_factory=list
+    )  # when weak: where else to look
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready form."""
@@ -140,6 +179,14 @@ class SearchEngine:
         if self.store.keywords.coverage(terms, best, cap) >= WORDED_LIKE_THE_DOCS:
             return weights
         return {**weights, "keyword": prose}
+
+    def is_weak(self, vector: list[tuple[int, float]]) -> bool:
+        """Whether no passage stands out: the best vector score is within ``weak_margin`` of the
+        ``FLAT_AT``-th (many passages about equally near the question, none clearly about it)."""
+        margin = self.settings.weak_margin
+        if margin is None or len(vector) < FLAT_AT:
+            return False
+        return vector[0][1] - vector[FLAT_AT - 1][1] < margin
 
     # -- the vector path's health -------------------------------------------------------------
 
@@ -243,6 +290,12 @@ class SearchEngine:
         if self.reranker is not None and fused:
             fused, reranked = self._rerank(query, fused, notes)
         results = self._results(fused[:top_k])
+        weak = "vector" in lists and self.is_weak(lists["vector"])
+        nearest = (
+            other_sections(results, self._results(fused[top_k : top_k + NEAREST_DEPTH]))
+            if weak
+            else []
+        )
         if neighbors:
             results = self._expand(results, [row for row, _, _ in fused[:top_k]], neighbors)
         if max_tokens is not None:
@@ -254,7 +307,17 @@ class SearchEngine:
         took = (time.perf_counter() - started) * 1000
         filters = {k: v for k, v in (("path", path), ("section", section)) if v}
         return SearchResponse(
-            query, mode, results, sorted(lists), degraded, notes, round(took, 2), version, filters
+            query,
+            mode,
+            results,
+            sorted(lists),
+            degraded,
+            notes,
+            round(took, 2),
+            version,
+            filters,
+            weak,
+            nearest,
         )
 
     def _validate(
