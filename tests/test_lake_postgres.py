@@ -217,7 +217,13 @@ def test_team_shares_history_in_postgres(
     builds = list_snapshots(lake)
     assert [b["snapshot_id"] for b in builds] == [first, second]
     assert all(b["info"]["document_count"] == 2 and b["info"]["config_hash"] for b in builds)
-    assert diff_snapshots(lake, first, second) == {"added": [], "removed": [], "changed": ["a.md"]}
+    assert diff_snapshots(lake, first, second) == {
+        "added": [],
+        "removed": [],
+        "changed": ["a.md"],
+        "chunks_added": 1,
+        "chunks_removed": 1,
+    }
 
     # the catalog lives in PostgreSQL (schema team_docs), the data files in the shared folder
     assert not (config.work_dir / "lake" / "catalog.ducklake").exists()
@@ -249,7 +255,13 @@ def test_team_shares_history_in_postgres(
     third = Build(bob_config, embedder).run().snapshot.snapshot_id
     assert third == second + 1
     assert [b["snapshot_id"] for b in list_snapshots(lake)] == [first, second, third]
-    assert diff_snapshots(lake, second, third) == {"added": ["c.md"], "removed": [], "changed": []}
+    assert diff_snapshots(lake, second, third) == {
+        "added": ["c.md"],
+        "removed": [],
+        "changed": [],
+        "chunks_added": 1,
+        "chunks_removed": 0,
+    }
     documents = "SELECT DISTINCT document_id FROM chunks ORDER BY 1"
     assert database_rows(bob_config.database_path, documents) == [("a.md",), ("b.md",), ("c.md",)]
 

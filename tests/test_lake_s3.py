@@ -240,7 +240,13 @@ def test_team_shares_history_in_a_bucket(
     (config.source.path / "a.md").write_text("# A\n\nFirst page about apples, now with pears.\n")
     second = Build(config, embedder).run().snapshot.snapshot_id
     assert [b["snapshot_id"] for b in list_snapshots(lake)] == [first, second]
-    assert diff_snapshots(lake, first, second) == {"added": [], "removed": [], "changed": ["a.md"]}
+    assert diff_snapshots(lake, first, second) == {
+        "added": [],
+        "removed": [],
+        "changed": ["a.md"],
+        "chunks_added": 1,
+        "chunks_removed": 1,
+    }
 
     # the data files are in the bucket, under the server's folder, and nowhere on disk
     keys = s3.keys("team-bucket")
@@ -280,7 +286,13 @@ def test_team_shares_history_in_a_bucket(
     assert [v["snapshot_id"] for v in json.loads(versions.stdout)] == [first, second]
     third = Build(bob_config, embedder).run().snapshot.snapshot_id
     assert third == second + 1
-    assert diff_snapshots(lake, second, third) == {"added": ["c.md"], "removed": [], "changed": []}
+    assert diff_snapshots(lake, second, third) == {
+        "added": ["c.md"],
+        "removed": [],
+        "changed": [],
+        "chunks_added": 1,
+        "chunks_removed": 0,
+    }
     documents = "SELECT DISTINCT document_id FROM chunks ORDER BY 1"
     assert database_rows(bob_config.database_path, documents) == [("a.md",), ("b.md",), ("c.md",)]
     # a rollback reads Alice's first build back from the bucket

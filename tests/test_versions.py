@@ -59,8 +59,16 @@ def test_versions_diff_and_rollback(project: Path, embedder):
         "added": ["c.md"],
         "removed": [],
         "changed": ["a.md"],
+        "chunks_added": 2,  # c.md's chunk and a.md's new one
+        "chunks_removed": 1,  # a.md's old one
     }
-    assert diff_snapshots(lake, second, third) == {"added": [], "removed": ["b.md"], "changed": []}
+    assert diff_snapshots(lake, second, third) == {
+        "added": [],
+        "removed": ["b.md"],
+        "changed": [],
+        "chunks_added": 0,
+        "chunks_removed": 1,
+    }
 
     listed = tool("build_mcp.sh", "--help", root=project)
     assert "--from-snapshot" in listed.stdout

@@ -1,5 +1,5 @@
 """Command line: ``docbuild scaffold | add-version | sync | build | watch | versions | diff | ask |
-client-config | package | eval | check-questions``.
+client-config | package | eval | check-questions | ui``.
 
 Exit codes: 0 success, 1 a stage failed (or another build of the server is running), 2 bad
 arguments or configuration.
@@ -23,6 +23,7 @@ from docbuild.config import (
     ConfigError,
     ProcessingConfig,
     load_processing_config,
+    project_root,
     server_root,
 )
 from docbuild.distribution import describe, package
@@ -180,6 +181,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--no-bundle", action="store_true", help="only the wheels and server.json")
 
+    p = commands.add_parser(
+        "ui", help="serve the maintainers' web page for every server (127.0.0.1:8780)"
+    )
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8780, help="port (default 8780)")
+
     p = commands.add_parser("ask", help="query a built server through a real MCP client")
     p.add_argument("name")
     p.add_argument("query")
@@ -283,6 +290,15 @@ def main(argv: list[str] | None = None) -> int:
             return ask.run(args.name, args.query, args.top_k, args.mode, args.url, **filters)
         if args.command == "watch":
             return run_watch(args)
+        if args.command == "ui":
+            from docbuild.ui.serve import UIError, serve
+
+            try:
+                serve(project_root(), args.host, args.port)
+            except UIError as exc:
+                print(f"error: {exc}", file=sys.stderr)
+                return 2
+            return 0
         config = load_processing_config(args.name)
         if args.command == "sync":
             run_sync(config)
@@ -296,6 +312,7 @@ def main(argv: list[str] | None = None) -> int:
             for kind in ("added", "removed", "changed"):
                 print(f"{kind} ({len(changes[kind])}):")
                 print("".join(f"  {doc}\n" for doc in changes[kind]), end="")
+            print(f"chunks: +{changes['chunks_added']} / -{changes['chunks_removed']}")
             return 0
         build = Build(config, wait=args.wait)
         report = (
@@ -390,6 +407,12 @@ def run_eval(args: argparse.Namespace) -> int:
     print(evaluate.markdown_table(scores))
     if args.json:
         args.json.write_text(json.dumps(evaluate.as_json(scores), indent=2) + "\n")
+    source = str(args.beir or args.queries)
+    snapshot = engine.store.info.get("snapshot_id")
+    history = evaluate.record_run(
+        server_root(args.name) / "eval", source, len(judged), scores, snapshot
+    )
+    print(f"\nrecorded in {history}", file=sys.stderr)
     return 0
 
 

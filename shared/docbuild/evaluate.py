@@ -24,6 +24,7 @@ import statistics
 import time
 import unicodedata
 from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -36,6 +37,7 @@ from docserve.store import ChunkStore
 from docbuild.processors import EXTENSIONS
 
 HIT_AT = (1, 3, 5, 10)
+HISTORY_FILE = "history.jsonl"  # in servers/NAME/eval/: one line per eval run
 SHOWN = 5  # passages a client gets by default (the weak-answer figures assume this top_k)
 DEPTH = 100
 KINDS = ("keyword", "howto", "paraphrase")
@@ -427,3 +429,40 @@ def kind_cell(scores: ModeScores, kind: str, section: bool) -> str:
 def as_json(scores: list[ModeScores]) -> list[dict[str, Any]]:
     """The scores as plain data."""
     return [asdict(s) for s in scores]
+
+
+def record_run(
+    folder: Path, queries: str, count: int, scores: list[ModeScores], snapshot_id: object
+) -> Path:
+    """Append one eval run (its question set, the build it scored, every mode's scores) to
+    ``folder/history.jsonl``, the record the quality page charts; returns that file."""
+    folder.mkdir(parents=True, exist_ok=True)
+    record = {
+        "time": datetime.now(UTC).isoformat(timespec="seconds"),
+        "snapshot_id": snapshot_id,
+        "queries": queries,
+        "count": count,
+        "scores": as_json(scores),
+    }
+    history = folder / HISTORY_FILE
+    with history.open("a", encoding="utf-8") as out:
+        out.write(json.dumps(record) + "\n")
+    return history
+
+
+def load_runs(folder: Path) -> list[dict[str, Any]]:
+    """The eval runs recorded in ``folder/history.jsonl``, oldest first (unreadable lines are
+    left out)."""
+    try:
+        lines = (folder / HISTORY_FILE).read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return []
+    runs = []
+    for line in lines:
+        try:
+            run = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(run, dict) and isinstance(run.get("scores"), list):
+            runs.append(run)
+    return runs

@@ -15,9 +15,11 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import duckdb
 from docserve.duck import ExtensionNotInstalledError, connect, extension_path
@@ -305,8 +307,9 @@ def list_snapshots(lake: LakeLocation) -> list[dict[str, object]]:
     ]
 
 
-def diff_snapshots(lake: LakeLocation, old: int, new: int) -> dict[str, list[str]]:
-    """Documents added, removed and changed between two snapshots."""
+def diff_snapshots(lake: LakeLocation, old: int, new: int) -> dict[str, Any]:
+    """Documents added, removed and changed between two snapshots (lists of document ids), and
+    how many chunk texts came and went (``chunks_added``, ``chunks_removed``)."""
     con = _read_only_lake(lake)
     try:
         versions = {}
@@ -322,8 +325,12 @@ def diff_snapshots(lake: LakeLocation, old: int, new: int) -> dict[str, list[str
     finally:
         con.close()
     before, after = versions[old], versions[new]
+    chunks_then = Counter(h for hashes in before.values() for h in hashes)
+    chunks_now = Counter(h for hashes in after.values() for h in hashes)
     return {
         "added": sorted(set(after) - set(before)),
         "removed": sorted(set(before) - set(after)),
         "changed": sorted(d for d in set(before) & set(after) if before[d] != after[d]),
+        "chunks_added": (chunks_now - chunks_then).total(),
+        "chunks_removed": (chunks_then - chunks_now).total(),
     }

@@ -25,6 +25,7 @@ from tqdm import tqdm
 
 from docbuild import __version__
 from docbuild.build_lock import build_lock
+from docbuild.build_record import save_report
 from docbuild.chunk_step import chunk_all
 from docbuild.chunker import Chunk, text_hash
 from docbuild.config import DocVersion, ProcessingConfig
@@ -228,6 +229,7 @@ class Build:
                 )
         with self.stage("package"):
             self.package(info)
+        save_report(asdict(self.report), self.config.work_dir)
         return self.report
 
     def _stages_to_snapshot(self) -> tuple[dict[str, object], int]:
@@ -356,6 +358,7 @@ class Build:
             )
             for v in info.get("versions") or []
         ]
+        save_report(asdict(self.report), self.config.work_dir)
         return self.report
 
     def evaluate(self, database: Path) -> dict[str, object]:
@@ -381,6 +384,8 @@ class Build:
         (folder / "report.json").write_text(json.dumps(evaluate.as_json(scores), indent=2) + "\n")
         log(table)
         source = spec.beir or spec.queries
+        snapshot = self.report.snapshot.snapshot_id if self.report.snapshot else None
+        evaluate.record_run(folder, str(source), len(judged), scores, snapshot)
         return {
             "eval": {
                 "queries": str(source),

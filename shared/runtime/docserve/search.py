@@ -29,7 +29,7 @@ WORDED_LIKE_THE_DOCS = 0.5  # share of the query's terms one of the best keyword
 COVERAGE_DEPTH = 3  # keyword passages looked at for that
 FLAT_AT = 5  # a weak answer: the best vector score is close to this rank's
 NEAREST_SECTIONS = 5  # other sections a weak answer names
-NEAREST_DEPTH = 60  # fused candidates after the results looked through for them
+NEAREST_BATCHES = (15, 60)  # fused candidates after the results looked through for them
 
 
 def min_max(candidates: list[tuple[int, float]]) -> list[tuple[int, float]]:
@@ -188,6 +188,23 @@ class SearchEngine:
             return False
         return vector[0][1] - vector[FLAT_AT - 1][1] < margin
 
+    def nearest_sections(self, shown: list[SearchResult], after: list[int]) -> list[SectionRef]:
+        """The first sections of the ranked rows ``after`` that no result in ``shown`` is from
+        (read in two batches: the first usually names enough)."""
+        catalog, refs, start = self.store.catalog, [], 0
+        for end in NEAREST_BATCHES:
+            batch = after[start:end]
+            found = self.store.sections_at(batch)
+            for row in batch:
+                doc = catalog.documents[int(catalog.doc_of_row[row])]
+                hierarchy, page = found[row]
+                refs.append(SectionRef(doc.path, doc.title, hierarchy, page, doc.version))
+            nearest = other_sections(shown, refs)
+            if len(nearest) == NEAREST_SECTIONS or end >= len(after):
+                return nearest
+            start = end
+        return nearest
+
     # -- the vector path's health -------------------------------------------------------------
 
     def query_vector(self, query: str, notes: list[str]) -> np.ndarray | None:
@@ -292,9 +309,7 @@ class SearchEngine:
         results = self._results(fused[:top_k])
         weak = "vector" in lists and self.is_weak(lists["vector"])
         nearest = (
-            other_sections(results, self._results(fused[top_k : top_k + NEAREST_DEPTH]))
-            if weak
-            else []
+            self.nearest_sections(results, [row for row, _, _ in fused[top_k:]]) if weak else []
         )
         if neighbors:
             results = self._expand(results, [row for row, _, _ in fused[:top_k]], neighbors)

@@ -168,6 +168,17 @@ class ChunkStore:
         listed = ", ".join(str(int(row)) for row in rows)  # integers: safe to inline (index scan)
         return self._fetch(f"SELECT {RESULT_COLUMNS} FROM chunks WHERE chunk_row IN ({listed})")
 
+    def sections_at(self, rows: list[int]) -> dict[int, tuple[list[str], int | None]]:
+        """The breadcrumb and PDF page of each row (two small columns: cheaper than full rows)."""
+        if not rows:
+            return {}
+        listed = ", ".join(str(int(row)) for row in rows)
+        with self.lock:
+            found = self.con.execute(
+                f"SELECT chunk_row, section_hierarchy, page FROM chunks WHERE chunk_row IN ({listed})"
+            ).fetchall()
+        return {int(row): (list(hierarchy or []), page) for row, hierarchy, page in found}
+
     def row_of(self, chunk_id: str) -> int | None:
         """The row number of ``chunk_id`` (None when no chunk has it)."""
         with self.lock:
