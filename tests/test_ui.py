@@ -267,3 +267,18 @@ def test_a_build_starts_by_post_streams_its_stages_and_refuses_a_second(
 def test_starting_a_build_by_get_is_not_possible(client: TestClient):
     assert client.get(f"/servers/{NAME}/build", params={"token": "x"}).status_code == 200
     assert client.put(f"/servers/{NAME}/build").status_code == 405
+
+
+def test_a_new_build_is_searched_once_it_has_finished(client: TestClient, project: Path, embedder):
+    themes = project / "corpus" / "themes.md"
+    themes.write_text(themes.read_text() + "\n## Contrast\n\nYellow outlines mark every button.\n")
+    Build(load_processing_config(NAME, project), embedder).run()
+    deadline = time.monotonic() + 30
+    while True:  # the page answers from the previous build until the new one has loaded
+        page = client.get(f"/servers/{NAME}/search", params={"q": "yellow outlines"})
+        if "Themes › Contrast" in text_of(page.text):
+            break
+        assert time.monotonic() < deadline, "the new build was never searched"
+        time.sleep(0.2)
+    chunk_browser = text_of(client.get(f"/servers/{NAME}/documents/themes.md").text)
+    assert "Contrast" in chunk_browser

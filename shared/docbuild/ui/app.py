@@ -218,8 +218,7 @@ class UI:
         form = {k: params.get(k) or "" for k in ("q", "mode", "path", "section", "version")}
         if not query:
             return self.page("search.html", server=server, form=form, result=None, problem=None)
-        runtime = server.runtime()
-        engine = runtime.engine
+        runtime, engine = server.runtime(), server.engine()
         if engine is None:
             return self.error(503, "Not available", runtime.error or "the index is not available")
         started = time.perf_counter()
@@ -250,10 +249,10 @@ class UI:
             return self.not_built(server)
         path = request.path_params["path"]
         version = request.query_params.get("version") or None
-        runtime = server.runtime()
-        engine = runtime.engine
+        engine = server.engine()
         if engine is None:
-            return self.error(503, "Not available", runtime.error or "the index is not available")
+            error = server.runtime().error or "the index is not available"
+            return self.error(503, "Not available", error)
         try:
             catalog = engine.store.catalog
             entry = catalog.document(path, catalog.resolve_version(version))

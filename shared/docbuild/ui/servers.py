@@ -18,7 +18,9 @@ from typing import Any
 import duckdb
 from docserve.config import load_settings
 from docserve.duck import connect
+from docserve.search import SearchEngine
 from docserve.server import Runtime, file_identity
+from fastmcp.exceptions import ToolError
 
 from docbuild.build_record import load_report
 from docbuild.config import ConfigError, ProcessingConfig, load_processing_config
@@ -180,6 +182,15 @@ class Server:
                     settings, f"tools/build_mcp.sh {self.name}", self.root / "runtime" / "model"
                 )
             return self._runtime
+
+    def engine(self) -> SearchEngine | None:
+        """The engine over the last finished build: a newer database file starts loading in the
+        background (as a running MCP server picks it up) while this one answers; None when
+        there is no database to read (``runtime().error`` says why)."""
+        try:
+            return self.runtime().require()
+        except ToolError:
+            return None
 
     def source_file(self, path: str, version: str | None) -> Path | None:
         """The source file of document ``path`` (of ``version``), only when it lies inside the
