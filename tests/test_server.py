@@ -449,6 +449,11 @@ def test_tools_declare_output_schemas_and_short_descriptions(server: LiveClient)
     search_arguments = set(tools["search"].input_schema["properties"])
     assert search_arguments >= {"query", "top_k", "path", "section", "version", "mode"}
     assert all(len(tool.description) < 400 for tool in tools.values())
+    for tool in tools.values():  # what a client shows, and may rely on to call without asking
+        hints = tool.annotations
+        assert tool.title and hints.title == tool.title, tool.name
+        flags = (hints.read_only_hint, hints.idempotent_hint, hints.open_world_hint)
+        assert flags == (True, True, False) and not hints.destructive_hint, tool.name
 
 
 def test_path_filter_ranks_within_the_folder_before_cutting(server: LiveClient):

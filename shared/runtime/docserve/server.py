@@ -186,7 +186,17 @@ def create_server(
         version=server_version(runtime.engine),
         auth=auth,
     )
-    read_only = {"readOnlyHint": True, "openWorldHint": False}
+
+    def hints(title: str) -> dict[str, Any]:
+        """MCP annotations of a tool: it reads this index only, the same call gives the same
+        answer (until a new build), and nothing outside is touched."""
+        return {
+            "title": title,
+            "readOnlyHint": True,
+            "idempotentHint": True,
+            "openWorldHint": False,
+        }
+
     health: list[Check] = []  # the doctor's checks, run at the first stats call
 
     def answers() -> Answers:
@@ -209,7 +219,11 @@ def create_server(
             answer.text = f"> {runtime.rerank_error}\n\n{answer.text}"
         return answer
 
-    @mcp.tool(annotations=read_only, output_schema=schema_of(SearchResponse))
+    @mcp.tool(
+        title="Search the documentation",
+        annotations=hints("Search the documentation"),
+        output_schema=schema_of(SearchResponse),
+    )
     def search(
         query: Annotated[str, "What to look for: a question, keywords, or exact identifiers."],
         top_k: Annotated[int, "How many results to return (1 to 50)."] = settings.search.top_k,
@@ -241,7 +255,11 @@ def create_server(
         options = {"top_k": top_k, "mode": mode, "neighbors": neighbors, "max_tokens": max_tokens}
         return reply(answer_search(query, path=path, section=section, version=version, **options))
 
-    @mcp.tool(annotations=read_only, output_schema=schema_of(OutlineAnswer))
+    @mcp.tool(
+        title="List the pages, or a page's headings",
+        annotations=hints("List the pages, or a page's headings"),
+        output_schema=schema_of(OutlineAnswer),
+    )
     def outline(
         path: Annotated[
             str | None, "A page's path for its headings; a folder or glob to list its pages."
@@ -255,7 +273,11 @@ def create_server(
         its heading tree. Use it to find where a topic lives before reading with get_document."""
         return reply(guarded(lambda: answers().outline(path, version, offset)))
 
-    @mcp.tool(annotations=read_only, output_schema=schema_of(DocumentAnswer))
+    @mcp.tool(
+        title="Read a page or one section",
+        annotations=hints("Read a page or one section"),
+        output_schema=schema_of(DocumentAnswer),
+    )
     def get_document(
         path: Annotated[str, "The page's path, as search results and outline give it."],
         section: Annotated[
@@ -270,12 +292,12 @@ def create_server(
         each part says the offset to continue from."""
         return reply(guarded(lambda: answers().document(path, section, version, offset)))
 
-    @mcp.tool(annotations=read_only)
+    @mcp.tool(title="Re-read one passage", annotations=hints("Re-read one passage"))
     def get_chunk(chunk_id: Annotated[str, "The chunk_id of a search result."]) -> ToolResult:
         """Re-read one passage by the `chunk_id` of a search result (from its structured data)."""
         return reply(guarded(lambda: answers().chunk(chunk_id)))
 
-    @mcp.tool(annotations=read_only)
+    @mcp.tool(title="Describe the index", annotations=hints("Describe the index"))
     def stats() -> ToolResult:
         """Describe the index: versions, counts, embedding model, build, search settings, and
         whether vector and keyword search work right now."""
