@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from conftest import REPO
 from docbuild.config import load_processing_config
 from docbuild.distribution import Packaged, package
@@ -138,6 +139,26 @@ def test_package_writes_the_artefacts(packaged: Packaged):
     assert "Requires-Dist: duckdb==1.4.4" in metadata and "docbuild" not in metadata
     assert packaged.server_wheel.stat().st_size < 5e6
     assert packaged.model_wheel.stat().st_size < 100e6  # under PyPI's default file limit
+
+    # the agent skill, the same text in the server folder, the wheel and the bundle
+    skill = (packaged.dist.parent / "SKILL.md").read_text()
+    front, body = skill.removeprefix("---\n").split("\n---\n", 1)
+    meta = yaml.safe_load(front)
+    assert meta["name"] == f"{NAME}-search" and f"({info_counts(packaged)})" in meta["description"]
+    for tool in ("search(query)", "get_document(path, section)", "outline(path)", "version"):
+        assert tool in body
+    with zipfile.ZipFile(packaged.server_wheel) as wheel:
+        assert wheel.read("tiny_docs_mcp/SKILL.md").decode() == skill
+    with zipfile.ZipFile(bundle) as mcpb:
+        assert mcpb.read("server/SKILL.md").decode() == skill
+
+
+def info_counts(packaged: Packaged) -> str:
+    """``N pages, M passages`` as the built database counts them."""
+    from docbuild.distribution import build_info_of
+
+    info = build_info_of(next((packaged.dist.parent / "runtime").glob("*.db")))
+    return f"{info['document_count']} pages, {info['chunk_count']} passages"
 
 
 def test_wheels_are_reproducible(packaged: Packaged, tmp_path: Path):

@@ -139,6 +139,9 @@ def write_checksums(model_dir: Path) -> Path:
     return path
 
 
+SKILL_FILE = "SKILL.md"  # the agent skill each server ships
+
+
 def render_readme(server_root: Path, name: str, info: dict[str, Any]) -> Path:
     """Write the server's README: install, run, client configs, tools, build_info."""
     configs = {
@@ -162,6 +165,28 @@ def render_readme(server_root: Path, name: str, info: dict[str, Any]) -> Path:
         },
     )
     path = server_root / "README.md"
+    path.write_text(text)
+    return path
+
+
+def render_skill(server_root: Path, name: str, info: dict[str, Any]) -> Path:
+    """Write the server's ``SKILL.md``: for an agent, when to use which tool and mode, how to
+    narrow a search and how to read on (shipped in the folder, the wheel and the bundle)."""
+    labels = [str(v["label"]) for v in info.get("versions") or []]
+    default = info.get("default_version")
+    text = render(
+        (TEMPLATES / "SKILL.md").read_text(),
+        {
+            "name": name,
+            "documents": str(info.get("document_count", "?")),
+            "chunks": str(info.get("chunk_count", "?")),
+            "versions_line": f", in versions {', '.join(labels)} (default {default})"
+            if labels
+            else "",
+            "versions_hint": f" This server holds {', '.join(labels)}." if labels else "",
+        },
+    )
+    path = server_root / SKILL_FILE
     path.write_text(text)
     return path
 

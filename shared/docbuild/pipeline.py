@@ -53,6 +53,7 @@ from docbuild.package import (
     needs_weights,
     remove_other_encoders,
     render_readme,
+    render_skill,
     runtime_files,
 )
 from docbuild.parse_step import Parsed, parse_all
@@ -474,10 +475,12 @@ class Build:
 
     @staticmethod
     def render(config: ProcessingConfig) -> None:
-        """Render the server README from the database's ``build_info``."""
+        """Render the server's README and SKILL.md from the database's ``build_info``."""
         with connect(config.database_path, read_only=True, extensions=()) as con:
             rows = con.execute("SELECT key, value FROM build_info").fetchall()
-        render_readme(config.server_root, config.name, {k: json.loads(v) for k, v in rows})
+        info = {k: json.loads(v) for k, v in rows}
+        render_readme(config.server_root, config.name, info)
+        render_skill(config.server_root, config.name, info)
 
     def embedder(self) -> Embedder:
         """The configured embedder, health-checked."""

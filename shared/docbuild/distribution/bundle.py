@@ -23,7 +23,7 @@ from docserve.doctor import INSTALL_FILE
 
 from docbuild.distribution.release import Release
 from docbuild.distribution.wheel import FIXED_TIME, json_bytes, tree
-from docbuild.package import RUNTIME_PACKAGE, RUNTIME_SOURCE, encoder_files
+from docbuild.package import RUNTIME_PACKAGE, RUNTIME_SOURCE, SKILL_FILE, encoder_files
 
 MANIFEST_VERSION = "0.3"
 
@@ -179,6 +179,7 @@ def stage(
         **{f"runtime/{p.name}": p for p in encoder_files(server_root / "runtime")},
         "config/server_config.yaml": server_root / "config" / "server_config.yaml",
         "requirements.txt": server_root / "requirements.txt",
+        SKILL_FILE: server_root / SKILL_FILE,
     }
     for relative, source in copies.items():
         (server / relative).parent.mkdir(parents=True, exist_ok=True)

@@ -18,7 +18,7 @@ from docserve.encoder import read_model_id
 from docbuild import __version__
 from docbuild.distribution.release import Release
 from docbuild.distribution.wheel import WheelSpec, json_bytes, tree
-from docbuild.package import RUNTIME_PACKAGE, RUNTIME_SOURCE, encoder_files
+from docbuild.package import RUNTIME_PACKAGE, RUNTIME_SOURCE, SKILL_FILE, encoder_files
 
 MODEL_PREFIX = "docs-mcp-model-"
 
@@ -152,6 +152,7 @@ def server_wheel(
             f"{package}/__main__.py": main.encode(),
             f"{package}/{INSTALL_FILE}": json_bytes(install),
             f"{package}/config/server_config.yaml": config,
+            f"{package}/{SKILL_FILE}": server_root / SKILL_FILE,
             f"{package}/runtime/{database.name}": database,
             **{f"{package}/runtime/{path.name}": path for path in encoder_files(database.parent)},
             **tree(RUNTIME_SOURCE / RUNTIME_PACKAGE, f"{package}/{RUNTIME_PACKAGE}"),
