@@ -296,7 +296,7 @@ class UI:
                 403, "Forbidden", "this form is out of date: reload the build page and try again"
             )
         try:
-            server.config  # noqa: B018 - a broken configuration is said before starting
+            server.check_config()  # a broken configuration is said before starting
             await asyncio.to_thread(self.builds.start, server.name)
         except (BuildLocked, ConfigError) as exc:
             run = self.builds.last(server.name)

@@ -95,6 +95,10 @@ class Server:
         """The processing configuration (raises ConfigError when it is broken)."""
         return load_processing_config(self.name, self.root.parent.parent)
 
+    def check_config(self) -> None:
+        """Raise ConfigError when the processing configuration cannot be read."""
+        load_processing_config(self.name, self.root.parent.parent)
+
     @property
     def database(self) -> Path:
         return self.config.database_path

@@ -10,15 +10,15 @@ before it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
 
 import numpy as np
 from docserve.answers import AnswerError, Answers
 from docserve.catalog import FilterError
 from docserve.context import overlap_length
 from docserve.reading import Section, sections_of
-from docserve.render import CharCounter, breadcrumb
-from docserve.search import MODES, SearchEngine, SearchInputError
+from docserve.render import Counter, breadcrumb
+from docserve.search import MODES, SearchEngine, SearchInputError, SearchResult
 
 MAX_QUERY_CHARS = 2000
 PREVIEW_CHARS = 600
@@ -68,7 +68,7 @@ class Playground:
 def run_playground(
     engine: SearchEngine,
     cap: int,
-    counter: Any,
+    counter: Counter,
     query: str,
     mode: str | None = None,
     path: str | None = None,
@@ -102,7 +102,7 @@ def run_playground(
             _hit(engine, n, result, vector, keyword) for n, result in enumerate(response.results, 1)
         ]
         columns.append(Column(each, hits, response.took_ms, response.notes))
-    answers = Answers(engine, counter or CharCounter(), cap)
+    answers = Answers(engine, counter, cap)
     try:
         answer = answers.search(query, mode=mode or "hybrid", **filters)
     except AnswerError as exc:
@@ -113,7 +113,7 @@ def run_playground(
 def _hit(
     engine: SearchEngine,
     rank: int,
-    result: Any,
+    result: SearchResult,
     vector: np.ndarray | None,
     keyword: dict[int, float],
 ) -> Hit:
@@ -170,7 +170,7 @@ class DocumentView:
 
 
 def document_view(
-    engine: SearchEngine, path: str, version: str | None, source: Any
+    engine: SearchEngine, path: str, version: str | None, source: Path | None
 ) -> DocumentView:
     """The document at ``path`` (raises FilterError when there is none); ``source`` is its file
     (None when it cannot be shown)."""
@@ -202,7 +202,7 @@ def document_view(
 SOURCE_LIMIT = 2_000_000  # bytes of source shown beside the chunks
 
 
-def _source_text(source: Any, path: str) -> tuple[str | None, str]:
+def _source_text(source: Path | None, path: str) -> tuple[str | None, str]:
     """The source file's text and a note, or None and why it is not shown."""
     if source is None:
         return None, "the source file is not in the server's source folder"
