@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from docbuild.evaluate import load_beir, load_jsonl, ndcg, open_engine, page_key
-from docserve.search import SearchEngine
+from docserve import search
 
 FUSIONS = (("convex", 0), ("rrf", 10), ("rrf", 30), ("rrf", 60))  # (fusion, rrf k)
 WEIGHTS = ((1.0, 1.0), (1.0, 0.7), (0.7, 1.0), (1.0, 0.5), (0.5, 1.0))  # (vector, keyword)
@@ -29,12 +29,17 @@ FIELD_WEIGHTS = (
 REFERENCE = ((1, "rrf", 10, 1.0, 1.0, 100), (0, "rrf", 60, 1.0, 1.0, 100))  # always printed
 
 
-def fuse(engine: SearchEngine, vec: list, kw: list, setting: tuple) -> list[int]:
+def fuse(engine: search.SearchEngine, vec: list, kw: list, setting: tuple) -> list[int]:
     """The rows in fused order under ``setting`` = (fusion, rrf k, w vector, w keyword, depth)."""
     fusion, k, wv, wk, depth = setting
     engine.settings.fusion, engine.settings.rrf_k = fusion, k
     engine.settings.vector_weight, engine.settings.keyword_weight = wv, wk
-    return [row for row, _, _ in engine._fuse({"vector": vec[:depth], "keyword": kw[:depth]})]
+    return [
+        row
+        for row, _, _ in search.fuse(
+            {"vector": vec[:depth], "keyword": kw[:depth]}, None, engine.settings
+        )
+    ]
 
 
 def main() -> None:

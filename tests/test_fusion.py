@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 from docserve.config import SearchSettings, load_settings
-from docserve.search import SearchEngine, min_max
+from docserve.search import fuse, min_max
 from docserve.settings import SettingsError
 
 # Row 2 is a close second in both lists; rows 1 and 3 each top one list and are far last in the other.
@@ -17,8 +17,7 @@ LISTS = {
 
 
 def fused(**settings: object) -> list[tuple[int, float, dict[str, int]]]:
-    engine = SearchEngine(None, None, SearchSettings(**settings))  # type: ignore[arg-type]
-    return engine._fuse(LISTS)
+    return fuse(LISTS, None, SearchSettings(**settings))  # type: ignore[arg-type]
 
 
 def test_min_max_maps_best_to_one_and_worst_to_zero():
@@ -49,8 +48,8 @@ def test_retriever_weights_apply_to_both_fusions():
 
 
 def test_one_retriever_keeps_its_own_scores():
-    engine = SearchEngine(None, None, SearchSettings())  # type: ignore[arg-type]
-    assert [(row, score) for row, score, _ in engine._fuse({"keyword": LISTS["keyword"]})] == (
+    only = fuse({"keyword": LISTS["keyword"]}, None, SearchSettings())
+    assert [(row, score) for row, score, _ in only] == (
         LISTS["keyword"]
     )
 

@@ -1,5 +1,5 @@
 """Command line: ``docbuild scaffold | add-version | sync | build | watch | versions | diff | ask |
-client-config | package | eval | check-questions | ui``.
+client-config | package | eval | check-questions | ui | hub``.
 
 Exit codes: 0 success, 1 a stage failed (or another build of the server is running), 2 bad
 arguments or configuration.
@@ -187,6 +187,13 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=8780, help="port (default 8780)")
 
+    p = commands.add_parser(
+        "hub",
+        help="serve several built servers from one MCP server (stdio, or --http)",
+        add_help=False,
+    )
+    p.add_argument("hub_args", nargs=argparse.REMAINDER)
+
     p = commands.add_parser("ask", help="query a built server through a real MCP client")
     p.add_argument("name")
     p.add_argument("query")
@@ -239,6 +246,11 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the exit code."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["hub"]:  # its own command line (docserve.hub_launch), options and all
+        from docserve.hub_launch import main as hub
+
+        return hub(["--servers", str(project_root() / "servers"), *argv[1:]])
     args = _parser().parse_args(argv)
     try:
         if args.command == "scaffold":

@@ -185,6 +185,7 @@ def stage(
         (server / relative).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(source, server / relative)
     install = {
+        "name": release.server,
         "form": "bundle",
         "version": release.version,
         "distribution": release.distribution,

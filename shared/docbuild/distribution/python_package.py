@@ -110,6 +110,7 @@ def server_wheel(
         )
     runtime = requirements(server_root)
     install = {
+        "name": release.server,
         "form": "wheel",
         "version": release.version,
         "distribution": release.distribution,

@@ -18,7 +18,7 @@ from .reading import (
     sections_of,
 )
 from .render import Counter, Renderer, breadcrumb, citation, version_tag
-from .search import SearchEngine, SearchInputError
+from .search import SearchEngine, SearchInputError, SearchResponse
 
 OUTLINE_PAGE = 200  # documents per outline listing
 
@@ -64,14 +64,20 @@ class Answers:
             response = self.engine.search(query, **options)
         except SearchInputError as exc:
             raise AnswerError(str(exc)) from None
+        return self.render_search(self.renderer, response, self._label(response.version))
+
+    @staticmethod
+    def render_search(renderer: Renderer, response: SearchResponse, version: str | None) -> Answer:
+        """A search response as an answer within the renderer's cap (``version``: the label the
+        answer names)."""
         data = response.to_dict()
-        data["version"] = self._label(response.version)
-        rendered = self.renderer.search(data)
+        data["version"] = version
+        rendered = renderer.search(data)
         if rendered.shown < len(data["results"]) or rendered.cut:
             left = len(data["results"]) - rendered.shown
             data["results"] = data["results"][: rendered.shown]
             data["notes"].append(
-                f"answer limit {self.renderer.cap} tokens: {left} result(s) left out"
+                f"answer limit {renderer.cap} tokens: {left} result(s) left out"
                 + (", the last one shortened" if rendered.cut else "")
             )
         return Answer(rendered.text, data)

@@ -97,6 +97,7 @@ class ServerSettings:
     transport: TransportSettings = field(default_factory=TransportSettings)
     max_response_tokens: int = DEFAULT_RESPONSE_TOKENS  # cap on each tool's text
     config_path: Path | None = None  # the file read (None: defaults only)
+    description: str | None = None  # one line on what the docs cover (a hub's list_libraries)
 
 
 def response_cap(value: Any, source: Path) -> int:
@@ -167,4 +168,5 @@ def load_settings(name: str, server_root: Path, config_path: Path | None = None)
             data.get("max_response_tokens", DEFAULT_RESPONSE_TOKENS), path
         ),
         config_path=path if path.is_file() else None,
+        description=str(data["description"]).strip() if data.get("description") else None,
     )

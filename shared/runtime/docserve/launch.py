@@ -26,6 +26,13 @@ def parse(name: str, argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--database", type=Path, help="the .db file (default from config)")
     parser.add_argument(
+        "--hub",
+        nargs="+",
+        metavar="LIBRARY",
+        help="serve this server and these others from one process (each an installed server's "
+        "package name or a server folder); its tools then take a library argument",
+    )
+    parser.add_argument(
         "--doctor",
         action="store_true",
         help="check this install (Python, dependencies, extensions, model, database, config), "
@@ -46,6 +53,13 @@ def main(name: str, server_root: Path, argv: list[str] | None = None) -> int:
         return 1
     os.environ.setdefault("FASTMCP_SHOW_SERVER_BANNER", "false")  # read when fastmcp is imported
     os.environ.setdefault("FASTMCP_LOG_LEVEL", "WARNING")
+    if args.hub:
+        from .hub_launch import main as hub
+
+        transport = ["--http"] if args.http else []
+        transport += [*(["--host", args.host] if args.host else [])]
+        transport += [*(["--port", str(args.port)] if args.port else [])]
+        return hub([*args.hub, *transport], first=server_root)
     try:
         from .config import SettingsError, load_settings
         from .server import serve

@@ -201,3 +201,36 @@ class QueryEmbedder:
             if len(self.cache) > self.settings.cache_size:
                 self.cache.popitem(last=False)
             return vector
+
+
+class EmbedderPool:
+    """One :class:`QueryEmbedder` per encoder, shared by every database embedded with it (the
+    libraries of a hub), so each query is embedded once per encoder and each model loaded once."""
+
+    def __init__(self) -> None:
+        self.embedders: dict[tuple[str, ...], QueryEmbedder] = {}
+        self.lock = threading.Lock()
+
+    @staticmethod
+    def key(settings: EmbedderSettings, info: dict[str, Any], encoder: Encoder | None) -> tuple:
+        """What makes two databases' query vectors the same: the endpoint and model for an
+        embedding server; else the model's weights (their hash in ``build_info``), the encoder
+        file's hash when quantized, and a configured model folder."""
+        if settings.provider != "local":
+            return (settings.provider, settings.base_url, settings.model)
+        weights = str(info.get("model_sha256") or info.get("model_id") or "")
+        return ("local", weights, encoder.sha256 if encoder else "fp32", settings.model_path or "")
+
+    def get(
+        self,
+        settings: EmbedderSettings,
+        info: dict[str, Any],
+        model_dir: Path | None,
+        encoder: Encoder | None,
+    ) -> QueryEmbedder:
+        """The shared embedder for a database built as ``info`` says (made on first request)."""
+        key = self.key(settings, info, encoder)
+        with self.lock:
+            if key not in self.embedders:
+                self.embedders[key] = QueryEmbedder(settings, model_dir, encoder)
+            return self.embedders[key]

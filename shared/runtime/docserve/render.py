@@ -102,6 +102,11 @@ def without_repeats(results: list[dict[str, Any]]) -> list[Linked | None]:
     return linked
 
 
+def library_tag(item: dict[str, Any]) -> str:
+    """``mojo: `` before a hub's result or section (empty on a single server)."""
+    return f"{item['library']}: " if item.get("library") else ""
+
+
 def version_tag(version: str | None, show: bool) -> str:
     """`` (version 25.7)`` when answers must name their version."""
     return f" (version {version})" if show and version else ""
@@ -183,7 +188,7 @@ class Renderer:
         )
         if earlier and earlier.same_section:
             return f"{number}{notes or f'same section as [{earlier.rank}]'}\n{passage}"
-        crumbs = breadcrumb(item.get("title") or "", hierarchy)
+        crumbs = library_tag(item) + breadcrumb(item.get("title") or "", hierarchy)
         tag = version_tag(item.get("version"), self.several_versions)
         where = f"(link as [{earlier.rank}])" if earlier else citation(item)
         note = f" ({notes})" if notes else ""
@@ -223,7 +228,7 @@ class Renderer:
             page = f", page {item['page']}" if item.get("page") else ""
             tag = version_tag(item.get("version"), self.several_versions)
             crumbs = breadcrumb(item.get("title") or "", item.get("section_hierarchy"))
-            lines.append(f"- {item['path']}{page}: {crumbs}{tag}")
+            lines.append(f"- {library_tag(item)}{item['path']}{page}: {crumbs}{tag}")
         return "\n".join(lines)
 
     def chunk(self, row: dict[str, Any]) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 import time
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 
@@ -22,6 +22,7 @@ from .rerank import Reranker, RerankError
 from .store import ChunkStore
 
 Mode = Literal["hybrid", "vector", "keyword"]
+Key = TypeVar("Key", int, tuple[int, int])
 MODES: tuple[str, ...] = ("hybrid", "vector", "keyword")
 MODEL_MATCH_COSINE = 0.99
 MAX_NEIGHBORS = 5
@@ -64,6 +65,7 @@ class SearchResult:
     chunk_range: list[int] | None = None  # first and last chunk_index merged in (neighbours)
     tokens: int | None = None  # wordpieces of content (when a token budget was asked for)
     version: str | None = None  # the documentation version (None on a server without versions)
+    library: str | None = None  # the library it is from (a hub's answers only)
 
 
 @dataclass
@@ -75,13 +77,14 @@ class SectionRef:
     section_hierarchy: list[str]
     page: int | None = None
     version: str | None = None
+    library: str | None = None  # a hub's answers only
 
 
 def other_sections(
     shown: list[SearchResult], after: list[SearchResult], limit: int = NEAREST_SECTIONS
 ) -> list[SectionRef]:
     """The first ``limit`` sections of ``after`` (best first) that no result in ``shown`` is from."""
-    key = lambda r: (r.path, tuple(r.section_hierarchy), r.page, r.version)  # noqa: E731
+    key = lambda r: (r.library, r.path, tuple(r.section_hierarchy), r.page, r.version)  # noqa: E731
     seen = {key(result) for result in shown}
     found = []
     for result in after:
@@ -90,7 +93,12 @@ def other_sections(
         seen.add(key(result))
         found.append(
             SectionRef(
-                result.path, result.title, result.section_hierarchy, result.page, result.version
+                result.path,
+                result.title,
+                result.section_hierarchy,
+                result.page,
+                result.version,
+                result.library,
             )
         )
         if len(found) == limit:
@@ -119,6 +127,111 @@ class SearchResponse:
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready form."""
         return asdict(self)
+
+
+def fuse(
+    lists: dict[str, list[tuple[Key, float]]],
+    weights: dict[str, float] | None,
+    settings: SearchSettings,
+) -> list[tuple[Key, float, dict[str, int]]]:
+    """Fuse the retrievers' candidate lists (``settings.fusion``) with ``weights`` (default: the
+    configured ones). Candidates are any sortable keys: rows of one database, or (library, row).
+
+    ``convex``: sum of weight * min-max normalised score, a candidate missing from a list scoring 0
+    there; ``rrf``: sum of weight / (rrf_k + rank). One retriever keeps its own scores.
+    """
+    weights = weights or {"vector": settings.vector_weight, "keyword": settings.keyword_weight}
+    ranks: dict[Key, dict[str, int]] = {}
+    for name, candidates in lists.items():
+        for rank, (key, _) in enumerate(candidates, start=1):
+            ranks.setdefault(key, {})[name] = rank
+    if len(lists) == 1:  # one retriever: keep its own score, more telling than a fused one
+        only = next(iter(lists.values()))
+        return [(key, score, ranks[key]) for key, score in only]
+    scores: dict[Key, float] = dict.fromkeys(ranks, 0.0)
+    for name, candidates in lists.items():
+        if settings.fusion == "rrf":
+            for rank, (key, _) in enumerate(candidates, start=1):
+                scores[key] += weights[name] / (settings.rrf_k + rank)
+        else:
+            for key, normalised in min_max(candidates):
+                scores[key] += weights[name] * normalised
+    ordered = sorted(scores, key=lambda key: (-scores[key], key))
+    return [(key, scores[key], ranks[key]) for key in ordered]
+
+
+def within_budget(
+    counter: TokenCounter | None, results: list[SearchResult], budget: int, notes: list[str]
+) -> list[SearchResult]:
+    """The best results whose content fits ``budget`` tokens (the first is cut if it alone is
+    over), counted with ``counter``."""
+    if counter is None:
+        raise SearchInputError(
+            "max_tokens needs the model's tokenizer, which this server could not load"
+        )
+    kept: list[SearchResult] = []
+    used = 0
+    for result in results:
+        tokens = counter.count(result.content)
+        if used + tokens > budget:
+            if not kept:
+                result.content = counter.truncate(result.content, budget)
+                result.tokens = counter.count(result.content)
+                kept.append(result)
+                used += result.tokens
+                notes.append(f"the best result was cut to fit max_tokens={budget}")
+            break
+        result.tokens = tokens
+        kept.append(result)
+        used += tokens
+    notes.append(f"token budget {budget}: {len(kept)} of {len(results)} results, {used} tokens")
+    return kept
+
+
+@dataclass
+class Candidates:
+    """One request's candidates from each retriever, before fusion, and what the answer will say
+    about them."""
+
+    query: str  # as searched (whitespace collapsed, maybe cut)
+    mode: str
+    top_k: int
+    lists: dict[str, list[tuple[int, float]]]  # retriever -> (row, score), best first
+    weights: dict[str, float] | None  # fusion weights for this query (None: the configured)
+    notes: list[str]
+    version: str | None
+    filters: dict[str, str]
+    weak: bool  # no passage stands out (see SearchEngine.is_weak)
+
+    @property
+    def degraded_retrievers(self) -> bool:
+        """Whether a retriever the mode asks for did not answer."""
+        requested = {"hybrid": {"vector", "keyword"}, "vector": {"vector"}}.get(
+            self.mode, {"keyword"}
+        )
+        return not requested <= set(self.lists)
+
+    def response(
+        self,
+        results: list[SearchResult],
+        nearest: list[SectionRef],
+        reranked: bool,
+        started: float,
+    ) -> SearchResponse:
+        """The answer with these ``results``, timed from ``started`` (``time.perf_counter``)."""
+        return SearchResponse(
+            self.query,
+            self.mode,
+            results,
+            sorted(self.lists),
+            self.degraded_retrievers or not reranked,
+            self.notes,
+            round((time.perf_counter() - started) * 1000, 2),
+            self.version,
+            self.filters,
+            self.weak,
+            nearest,
+        )
 
 
 class SearchEngine:
@@ -266,6 +379,37 @@ class SearchEngine:
         content; ``max_tokens`` keeps the best results until their content reaches the budget.
         """
         started = time.perf_counter()
+        found = self.candidates(query, top_k, mode, neighbors, max_tokens, path, section, version)
+        fused = fuse(found.lists, found.weights, self.settings)
+        reranked = True
+        if self.reranker is not None and fused:
+            fused, reranked = self._rerank(found.query, fused, found.notes)
+        top_k = found.top_k
+        results = self.results_at(fused[:top_k])
+        nearest = (
+            self.nearest_sections(results, [row for row, _, _ in fused[top_k:]])
+            if found.weak
+            else []
+        )
+        if neighbors:
+            results = self.expand(results, [row for row, _, _ in fused[:top_k]], neighbors)
+        if max_tokens is not None:
+            results = within_budget(self.token_counter, results, max_tokens, found.notes)
+        return found.response(results, nearest, reranked, started)
+
+    def candidates(
+        self,
+        query: str,
+        top_k: int | None = None,
+        mode: str = "hybrid",
+        neighbors: int = 0,
+        max_tokens: int | None = None,
+        path: str | None = None,
+        section: str | None = None,
+        version: str | None = None,
+    ) -> Candidates:
+        """Each retriever's candidates for a request, with the fusion weights for it (the
+        arguments are :meth:`search`'s, checked here)."""
         notes: list[str] = []
         query, top_k = self._validate(query, top_k, mode, notes)
         try:
@@ -279,6 +423,10 @@ class SearchEngine:
             )
         if max_tokens is not None and max_tokens < 1:
             raise SearchInputError(f"max_tokens must be at least 1 (got {max_tokens})")
+        if max_tokens is not None and self.token_counter is None:
+            raise SearchInputError(
+                "max_tokens needs the model's tokenizer, which this server could not load"
+            )
         depth = max(self.settings.candidates, top_k)
         if self.reranker is not None:
             depth = max(depth, self.reranker.candidates)
@@ -302,38 +450,9 @@ class SearchEngine:
         weights = None
         if len(lists) == 2:
             weights = self.fusion_weights(query, terms, lists["keyword"])
-        fused = self._fuse(lists, weights)
-        reranked = True
-        if self.reranker is not None and fused:
-            fused, reranked = self._rerank(query, fused, notes)
-        results = self._results(fused[:top_k])
-        weak = "vector" in lists and self.is_weak(lists["vector"])
-        nearest = (
-            self.nearest_sections(results, [row for row, _, _ in fused[top_k:]]) if weak else []
-        )
-        if neighbors:
-            results = self._expand(results, [row for row, _, _ in fused[:top_k]], neighbors)
-        if max_tokens is not None:
-            results = self._within_budget(results, max_tokens, notes)
-        requested = {"hybrid": {"vector", "keyword"}, "vector": {"vector"}, "keyword": {"keyword"}}[
-            mode
-        ]
-        degraded = not requested <= set(lists) or not reranked
-        took = (time.perf_counter() - started) * 1000
         filters = {k: v for k, v in (("path", path), ("section", section)) if v}
-        return SearchResponse(
-            query,
-            mode,
-            results,
-            sorted(lists),
-            degraded,
-            notes,
-            round(took, 2),
-            version,
-            filters,
-            weak,
-            nearest,
-        )
+        weak = "vector" in lists and self.is_weak(lists["vector"])
+        return Candidates(query, mode, top_k, lists, weights, notes, version, filters, weak)
 
     def _validate(
         self, query: str, top_k: int | None, mode: str, notes: list[str]
@@ -353,39 +472,6 @@ class SearchEngine:
             notes.append(f"query cut to its first {self.settings.max_query_chars} characters")
             query = query[: self.settings.max_query_chars]
         return query, top_k
-
-    def _fuse(
-        self,
-        lists: dict[str, list[tuple[int, float]]],
-        weights: dict[str, float] | None = None,
-    ) -> list[tuple[int, float, dict[str, int]]]:
-        """Fuse the retrievers' candidate lists (``settings.fusion``) with ``weights`` (default:
-        the configured ones).
-
-        ``convex``: sum of weight * min-max normalised score, a row missing from a list scoring 0
-        there; ``rrf``: sum of weight / (rrf_k + rank). One retriever keeps its own scores.
-        """
-        weights = weights or {
-            "vector": self.settings.vector_weight,
-            "keyword": self.settings.keyword_weight,
-        }
-        ranks: dict[int, dict[str, int]] = {}
-        for name, candidates in lists.items():
-            for rank, (row, _) in enumerate(candidates, start=1):
-                ranks.setdefault(row, {})[name] = rank
-        if len(lists) == 1:  # one retriever: keep its own score, more telling than a fused one
-            only = next(iter(lists.values()))
-            return [(row, score, ranks[row]) for row, score in only]
-        scores: dict[int, float] = dict.fromkeys(ranks, 0.0)
-        for name, candidates in lists.items():
-            if self.settings.fusion == "rrf":
-                for rank, (row, _) in enumerate(candidates, start=1):
-                    scores[row] += weights[name] / (self.settings.rrf_k + rank)
-            else:
-                for row, normalised in min_max(candidates):
-                    scores[row] += weights[name] * normalised
-        ordered = sorted(scores, key=lambda row: (-scores[row], row))
-        return [(row, scores[row], ranks[row]) for row in ordered]
 
     def _rerank(
         self, query: str, fused: list[tuple[int, float, dict[str, int]]], notes: list[str]
@@ -408,7 +494,7 @@ class SearchEngine:
         ]
         return reranked + fused[len(head) :], True
 
-    def _expand(self, results: list[SearchResult], rows: list[int], n: int) -> list[SearchResult]:
+    def expand(self, results: list[SearchResult], rows: list[int], n: int) -> list[SearchResult]:
         """Merge up to ``n`` neighbours on each side into each hit, never repeating a chunk that an
         earlier (better) hit already carries; a hit inside an earlier window is dropped."""
         covered: dict[str, set[int]] = {}
@@ -438,33 +524,8 @@ class SearchEngine:
             expanded.append(result)
         return expanded
 
-    def _within_budget(
-        self, results: list[SearchResult], budget: int, notes: list[str]
-    ) -> list[SearchResult]:
-        """The best results whose content fits ``budget`` tokens (the first is cut if it alone is over)."""
-        if self.token_counter is None:
-            raise SearchInputError(
-                "max_tokens needs the model's tokenizer, which this server could not load"
-            )
-        kept: list[SearchResult] = []
-        used = 0
-        for result in results:
-            tokens = self.token_counter.count(result.content)
-            if used + tokens > budget:
-                if not kept:
-                    result.content = self.token_counter.truncate(result.content, budget)
-                    result.tokens = self.token_counter.count(result.content)
-                    kept.append(result)
-                    used += result.tokens
-                    notes.append(f"the best result was cut to fit max_tokens={budget}")
-                break
-            result.tokens = tokens
-            kept.append(result)
-            used += tokens
-        notes.append(f"token budget {budget}: {len(kept)} of {len(results)} results, {used} tokens")
-        return kept
-
-    def _results(self, fused: list[tuple[int, float, dict[str, int]]]) -> list[SearchResult]:
+    def results_at(self, fused: list[tuple[int, float, dict[str, int]]]) -> list[SearchResult]:
+        """The results for fused rows, in their order."""
         rows = self.store.rows_at([row for row, _, _ in fused])
         results = []
         for row, score, ranks in fused:

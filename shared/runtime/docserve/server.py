@@ -11,6 +11,7 @@ import logging
 import os
 import sys
 import threading
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -19,10 +20,10 @@ from fastmcp.tools.base import ToolResult
 
 from . import __version__
 from .answers import Answer, AnswerError, Answers
-from .config import ServerSettings
+from .config import ServerSettings, TransportSettings
 from .context import TokenCounter
 from .doctor import Check, Install, run_checks
-from .query_embedder import Encoder, QueryEmbedder, precision_of
+from .query_embedder import EmbedderPool, Encoder, QueryEmbedder, precision_of
 from .reading import DocumentAnswer, OutlineAnswer
 from .render import CharCounter
 from .rerank import make_reranker
@@ -54,7 +55,13 @@ class Runtime:
     old one goes on serving. With no database at all, each call says how to build it.
     """
 
-    def __init__(self, settings: ServerSettings, build_hint: str, model_dir: Path | None) -> None:
+    def __init__(
+        self,
+        settings: ServerSettings,
+        build_hint: str,
+        model_dir: Path | None,
+        embedders: EmbedderPool | None = None,
+    ) -> None:
         self.settings = settings
         self.build_hint = build_hint
         self.error: str | None = None
@@ -65,7 +72,7 @@ class Runtime:
         self.pending: tuple[int, int, int, int] | None = None  # being loaded, or failed to load
         self.lock = threading.Lock()
         self.model_dir = model_dir
-        self.embedder = QueryEmbedder(settings.embedding, model_dir)
+        self.embedders = embedders or EmbedderPool()
         self.token_counter = self._token_counter(model_dir)
         try:
             self.reranker = make_reranker(settings.rerank)
@@ -94,9 +101,7 @@ class Runtime:
         switch between fp32 and int8), so queries and documents never mix encoders."""
         settings = self.settings.embedding
         encoder = Encoder.of_build(settings, info, self.settings.database.parent)
-        if encoder != self.embedder.encoder:
-            self.embedder = QueryEmbedder(settings, self.model_dir, encoder)
-        return self.embedder
+        return self.embedders.get(settings, info, self.model_dir, encoder)
 
     def open(self) -> None:
         """Load the database now (at start, or when it first appears)."""
@@ -187,16 +192,6 @@ def create_server(
         auth=auth,
     )
 
-    def hints(title: str) -> dict[str, Any]:
-        """MCP annotations of a tool: it reads this index only, the same call gives the same
-        answer (until a new build), and nothing outside is touched."""
-        return {
-            "title": title,
-            "readOnlyHint": True,
-            "idempotentHint": True,
-            "openWorldHint": False,
-        }
-
     health: list[Check] = []  # the doctor's checks, run at the first stats call
 
     def answers() -> Answers:
@@ -221,7 +216,7 @@ def create_server(
 
     @mcp.tool(
         title="Search the documentation",
-        annotations=hints("Search the documentation"),
+        annotations=read_only("Search the documentation"),
         output_schema=schema_of(SearchResponse),
     )
     def search(
@@ -257,7 +252,7 @@ def create_server(
 
     @mcp.tool(
         title="List the pages, or a page's headings",
-        annotations=hints("List the pages, or a page's headings"),
+        annotations=read_only("List the pages, or a page's headings"),
         output_schema=schema_of(OutlineAnswer),
     )
     def outline(
@@ -275,7 +270,7 @@ def create_server(
 
     @mcp.tool(
         title="Read a page or one section",
-        annotations=hints("Read a page or one section"),
+        annotations=read_only("Read a page or one section"),
         output_schema=schema_of(DocumentAnswer),
     )
     def get_document(
@@ -292,35 +287,16 @@ def create_server(
         each part says the offset to continue from."""
         return reply(guarded(lambda: answers().document(path, section, version, offset)))
 
-    @mcp.tool(title="Re-read one passage", annotations=hints("Re-read one passage"))
+    @mcp.tool(title="Re-read one passage", annotations=read_only("Re-read one passage"))
     def get_chunk(chunk_id: Annotated[str, "The chunk_id of a search result."]) -> ToolResult:
         """Re-read one passage by the `chunk_id` of a search result (from its structured data)."""
         return reply(guarded(lambda: answers().chunk(chunk_id)))
 
-    @mcp.tool(title="Describe the index", annotations=hints("Describe the index"))
+    @mcp.tool(title="Describe the index", annotations=read_only("Describe the index"))
     def stats() -> ToolResult:
         """Describe the index: versions, counts, embedding model, build, search settings, and
         whether vector and keyword search work right now."""
-        engine = runtime.require()
-        catalog = engine.store.catalog
-        data = {
-            "name": settings.name,
-            "database": str(settings.database),
-            **engine.store.counts(),
-            "versions": catalog.versions,
-            "default_version": catalog.default_version,
-            "build_info": engine.store.info,
-            "query_embedder": engine.embedder.description,
-            "precision": precision_of(engine.store.info),
-            "vector_search": engine.model_mismatch is None and engine.embedder.last_error is None,
-            "keyword_search": engine.store.keywords is not None,
-            "vector_index": engine.store.vectors.describe(),
-            "reranker": settings.rerank.provider,
-            "reranker_error": runtime.rerank_error,
-            "reload_error": runtime.reload_error,
-            "search_settings": asdict(settings.search),
-            "max_response_tokens": settings.max_response_tokens,
-        }
+        data = stats_data(runtime, runtime.require())
         if install is not None:
             if not health:
                 health.extend(run_checks(install, settings.config_path))
@@ -365,6 +341,35 @@ def create_server(
         return resource(lambda: answers().document(path).text)
 
     return mcp
+
+
+def read_only(title: str) -> dict[str, Any]:
+    """MCP annotations of a tool: it reads the index only, the same call gives the same answer
+    (until a new build), and nothing outside is touched."""
+    return {"title": title, "readOnlyHint": True, "idempotentHint": True, "openWorldHint": False}
+
+
+def stats_data(runtime: Runtime, engine: SearchEngine) -> dict[str, Any]:
+    """What ``stats`` reports about the index ``engine`` serves for ``runtime``."""
+    settings, catalog = runtime.settings, engine.store.catalog
+    return {
+        "name": settings.name,
+        "database": str(settings.database),
+        **engine.store.counts(),
+        "versions": catalog.versions,
+        "default_version": catalog.default_version,
+        "build_info": engine.store.info,
+        "query_embedder": engine.embedder.description,
+        "precision": precision_of(engine.store.info),
+        "vector_search": engine.model_mismatch is None and engine.embedder.last_error is None,
+        "keyword_search": engine.store.keywords is not None,
+        "vector_index": engine.store.vectors.describe(),
+        "reranker": settings.rerank.provider,
+        "reranker_error": runtime.rerank_error,
+        "reload_error": runtime.reload_error,
+        "search_settings": asdict(settings.search),
+        "max_response_tokens": settings.max_response_tokens,
+    }
 
 
 def schema_of(cls: type) -> dict[str, Any]:
@@ -427,20 +432,34 @@ def serve(
     port: int | None = None,
 ) -> None:
     """Serve over stdio (default) or streamable HTTP until the client goes away."""
+
+    def make(auth: Any) -> Any:
+        return create_server(settings, build_hint, model_dir, auth, install)
+
+    run_app(make, settings.name, settings.transport, http, host, port)
+
+
+def run_app(
+    make: Callable[[Any], Any],
+    name: str,
+    transport: TransportSettings,
+    http: bool = False,
+    host: str | None = None,
+    port: int | None = None,
+) -> None:
+    """Run the app ``make(auth)`` returns over stdio, or over streamable HTTP with the bearer
+    token (when its variable is set) and the Host/Origin guard of ``transport``."""
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
     if not http:
-        create_server(settings, build_hint, model_dir, install=install).run(
-            transport="stdio", show_banner=False
-        )
+        make(None).run(transport="stdio", show_banner=False)
         return
-    transport = settings.transport
     token = os.environ.get(transport.bearer_token_env or "", "")
     auth = None
     if token:
         from fastmcp.server.auth.providers.jwt import StaticTokenVerifier
 
-        auth = StaticTokenVerifier(tokens={token: {"client_id": settings.name, "scopes": []}})
-    mcp = create_server(settings, build_hint, model_dir, auth, install)
+        auth = StaticTokenVerifier(tokens={token: {"client_id": name, "scopes": []}})
+    mcp = make(auth)
     host = host or transport.host
     port = port or transport.port
     from starlette.middleware import Middleware
@@ -450,5 +469,5 @@ def serve(
     hosts = [*transport.allowed_hosts, *([] if host in ("0.0.0.0", "::") else [host])]
     origins = transport.allowed_origins
     guard = Middleware(HostOriginGuard, allowed_hosts=hosts, allowed_origins=origins)
-    print(f"serving {settings.name} on http://{host}:{port}/mcp", file=sys.stderr)
+    print(f"serving {name} on http://{host}:{port}/mcp", file=sys.stderr)
     mcp.run(transport="http", host=host, port=port, show_banner=False, middleware=[guard])
