@@ -49,9 +49,7 @@ def test_retriever_weights_apply_to_both_fusions():
 
 def test_one_retriever_keeps_its_own_scores():
     only = fuse({"keyword": LISTS["keyword"]}, None, SearchSettings())
-    assert [(row, score) for row, score, _ in only] == (
-        LISTS["keyword"]
-    )
+    assert [(row, score) for row, score, _ in only] == (LISTS["keyword"])
 
 
 def test_unknown_fusion_is_a_clear_error(tmp_path: Path):
