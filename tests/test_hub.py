@@ -8,6 +8,8 @@ file, and an installed server's ``--hub``), and compared with each library's own
 from __future__ import annotations
 
 import asyncio
+import json
+import shlex
 import shutil
 import subprocess
 import sys
@@ -17,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from docbuild.client_config import client_config
 from docbuild.config import load_processing_config
 from docbuild.pipeline import Build
 from docbuild.scaffold import scaffold
@@ -315,3 +318,44 @@ def test_libraries_with_one_model_share_one_encoder(project: Project):
     assert len(embedders.embedders) == 1
     assert len({id(engine.embedder) for engine in engines}) == 1
     assert engines[0].embedder.backend is not None  # loaded once, for all three
+
+
+def test_a_client_config_for_a_hub_launches_it(project: Project, tmp_path: Path):
+    others = {name: project.server(name) for name in ("garden", "telescope")}
+    entry = json.loads(client_config("bakery", project.server("bakery"), "cursor", hub=others))
+    hub_entry = entry["mcpServers"]["docs-hub"]
+    assert hub_entry["command"] == str(project.server("bakery") / ".venv" / "bin" / "python")
+    # the folder's own .venv is the user's to make; this test's Python has the same packages
+    transport = StdioTransport(sys.executable, hub_entry["args"], log_file=tmp_path / "hub.log")
+    with LiveClient(transport) as hub:
+        listed = hub.tool("list_libraries")["libraries"]
+    assert [lib["name"] for lib in listed] == ["bakery", "garden", "telescope"]
+    uvx = client_config("bakery", project.server("bakery"), "claude-code", "uvx", others)
+    assert shlex.split(uvx)[4:] == [
+        "--",
+        "uvx",
+        "--with",
+        "garden",
+        "--with",
+        "telescope",
+        "bakery",
+        "--hub",
+        "garden",
+        "telescope",
+    ]
+
+
+def test_the_hub_prints_its_agent_skill(project: Project):
+    printed = subprocess.run(
+        [str(DOCBUILD), "hub", "bakery", "garden", "telescope", "--name", "home-docs", "--skill"],
+        env=project.env(),
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    front, body = printed.split("---\n")[1:3]
+    assert "name: home-docs" in front and "bakery, garden, telescope" in front
+    for name in LIBRARIES:
+        assert f"- `{name}`: 2 pages;" in body
+    assert "Sourdough starter" in body  # what each covers
+    assert "search(query, library=NAME)" in body

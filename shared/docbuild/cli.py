@@ -163,6 +163,12 @@ def _parser() -> argparse.ArgumentParser:
         choices=INSTALLS,
         help="folder: the server folder with its .venv (default); uvx: the published package",
     )
+    p.add_argument(
+        "--hub",
+        nargs="+",
+        metavar="OTHER",
+        help="one entry, docs-hub, that serves NAME and these other built servers from one process",
+    )
 
     p = commands.add_parser(
         "package",
@@ -285,7 +291,8 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if args.command == "client-config":
             config = load_processing_config(args.name)  # the server must exist
-            print(client_config(args.name, config.server_root, args.client, args.installed))
+            others = {o: load_processing_config(o).server_root for o in args.hub or []}
+            print(client_config(args.name, config.server_root, args.client, args.installed, others))
             return 0
         if args.command == "package":
             packaged = package(

@@ -37,9 +37,32 @@ def launch_command(name: str, server_root: Path, installed: str = "folder") -> l
     return [str(root / ".venv" / "bin" / "python"), str(script)]
 
 
-def client_config(name: str, server_root: Path, client: str, installed: str = "folder") -> str:
-    """What to paste into ``client`` (see :data:`WHERE`) to add server ``name``."""
-    command, *args = launch_command(name, server_root, installed)
+def hub_command(
+    name: str, server_root: Path, others: dict[str, Path], installed: str = "folder"
+) -> list[str]:
+    """The command line that starts server ``name`` as a hub that also serves ``others`` (name:
+    server folder): their folders for the folder form, their packages for ``uvx``."""
+    if installed == "uvx":
+        extras = [arg for other in others for arg in ("--with", other)]
+        return ["uvx", *extras, name, "--hub", *(underscored(o) for o in others)]
+    folders = [str(root.resolve()) for root in others.values()]
+    return [*launch_command(name, server_root, installed), "--hub", *folders]
+
+
+def client_config(
+    name: str,
+    server_root: Path,
+    client: str,
+    installed: str = "folder",
+    hub: dict[str, Path] | None = None,
+) -> str:
+    """What to paste into ``client`` (see :data:`WHERE`) to add server ``name``, or with ``hub``
+    (name: server folder of the other libraries) one hub entry, ``docs-hub``, serving them all."""
+    if hub:
+        command, *args = hub_command(name, server_root, hub, installed)
+        name = "docs-hub"
+    else:
+        command, *args = launch_command(name, server_root, installed)
     entry = {"command": command, "args": args}
     if client in ("claude-desktop", "cursor"):
         return json.dumps({"mcpServers": {name: entry}}, indent=2)

@@ -2,7 +2,7 @@
 
 Every database is opened read-only and only for as long as a page needs it; a build replaces
 the database file atomically, so a reader sees the last finished build. Search and reading go
-through the runtime's own :class:`~docserve.server.Runtime`, which picks up a new build as a
+through the runtime's own :class:`~docserve.runtime.Runtime`, which picks up a new build as a
 running server does.
 """
 
@@ -18,9 +18,8 @@ from typing import Any
 import duckdb
 from docserve.config import load_settings
 from docserve.duck import connect
+from docserve.runtime import IndexUnavailable, Runtime, file_identity
 from docserve.search import SearchEngine
-from docserve.server import Runtime, file_identity
-from fastmcp.exceptions import ToolError
 
 from docbuild.build_record import load_report
 from docbuild.config import ConfigError, ProcessingConfig, load_processing_config
@@ -193,7 +192,7 @@ class Server:
         there is no database to read (``runtime().error`` says why)."""
         try:
             return self.runtime().require()
-        except ToolError:
+        except IndexUnavailable:
             return None
 
     def source_file(self, path: str, version: str | None) -> Path | None:

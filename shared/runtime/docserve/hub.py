@@ -18,6 +18,7 @@ from typing import Any
 from .answers import AnswerError
 from .config import SearchSettings
 from .query_embedder import EmbedderPool
+from .runtime import IndexUnavailable, Runtime
 from .search import (
     NEAREST_BATCHES,
     NEAREST_SECTIONS,
@@ -32,7 +33,6 @@ from .search import (
     other_sections,
     within_budget,
 )
-from .server import Runtime
 
 Key = tuple[int, int]  # (library index, row)
 
@@ -65,11 +65,9 @@ class Library:
 
     def engine(self) -> SearchEngine:
         """The engine serving now; raises :class:`LibraryUnavailable` saying why not."""
-        from fastmcp.exceptions import ToolError
-
         try:
             return self.runtime.require()
-        except ToolError as exc:
+        except IndexUnavailable as exc:
             raise LibraryUnavailable(f"{self.name}: {exc}") from None
 
     def info(self) -> LibraryInfo:
@@ -103,7 +101,11 @@ def covers_line(engine: SearchEngine, shown: int = 8) -> str:
     """One line on what a library covers: its top-level folders, or its first page titles."""
     catalog = engine.store.catalog
     version = catalog.default_version
-    folders = [f.rstrip("/") for f in catalog.folders(version, shown + 1) if f.endswith("/")]
+    folders = [  # a leading underscore marks a generator's partials, not a topic
+        f.rstrip("/")
+        for f in catalog.folders(version, 100)
+        if f.endswith("/") and not f.startswith("_")
+    ]
     if len(folders) >= 3:
         more = "…" if len(folders) > shown else ""
         return f"sections: {', '.join(folders[:shown])}{more}"

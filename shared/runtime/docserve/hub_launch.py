@@ -130,6 +130,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--http", action="store_true", help="serve streamable HTTP")
     parser.add_argument("--host", help="HTTP bind address (default 127.0.0.1)")
     parser.add_argument("--port", type=int, help="HTTP port (default 8765)")
+    parser.add_argument(
+        "--skill", action="store_true", help="print the hub's agent skill (SKILL.md) and exit"
+    )
     return parser.parse_args(argv)
 
 
@@ -158,29 +161,43 @@ def main(argv: list[str] | None = None, first: Path | None = None) -> int:
     except HubError as exc:
         print(f"docs-hub: {exc}", file=sys.stderr)
         return 2
+    if args.skill:
+        print(hub_skill(spec), end="")
+        return 0
     serve_hub(spec, args.http, args.host, args.port)
     return 0
+
+
+def hub_skill(spec: HubSpec) -> str:
+    """The hub's SKILL.md, from what its libraries hold now."""
+    from .hub import open_library
+    from .hub_skill import render_hub_skill
+    from .query_embedder import EmbedderPool
+
+    embedders = EmbedderPool()
+    libraries = [open_library(name, root, embedders) for name, root in spec.libraries.items()]
+    return render_hub_skill(spec.name, [library.info() for library in libraries])
 
 
 def serve_hub(spec: HubSpec, http: bool, host: str | None, port: int | None) -> None:
     """Open every library and serve the hub until the client goes away."""
     from .hub import Hub, open_library
-    from .hub_server import create_hub_server
     from .query_embedder import EmbedderPool
-    from .render import CharCounter
-    from .server import run_app
 
+    # the databases and the model load on other threads while the MCP framework is imported
     embedders = EmbedderPool()
     libraries = [open_library(name, root, embedders) for name, root in spec.libraries.items()]
     hub = Hub(libraries)
-    counter = (
-        next((lib.runtime.token_counter for lib in libraries if lib.runtime.token_counter), None)
-        or CharCounter()
-    )
+    from .hub_server import create_hub_server
+    from .render import CharCounter
+    from .server import run_app
+
     names = ", ".join(f"{lib.name} ({lib.root})" for lib in libraries)
     print(f"{spec.name}: serving {names}", file=sys.stderr)
 
     def make(auth: object) -> object:
+        counters = (lib.runtime.token_counter for lib in libraries if lib.runtime.wait())
+        counter = next((c for c in counters if c is not None), None) or CharCounter()
         return create_hub_server(hub, spec.name, counter, spec.max_response_tokens, auth)
 
     run_app(make, spec.name, spec.transport, http, host, port)

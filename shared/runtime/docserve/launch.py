@@ -33,6 +33,9 @@ def parse(name: str, argv: list[str] | None) -> argparse.Namespace:
         "package name or a server folder); its tools then take a library argument",
     )
     parser.add_argument(
+        "--skill", action="store_true", help="with --hub: print the hub's SKILL.md and exit"
+    )
+    parser.add_argument(
         "--doctor",
         action="store_true",
         help="check this install (Python, dependencies, extensions, model, database, config), "
@@ -59,12 +62,18 @@ def main(name: str, server_root: Path, argv: list[str] | None = None) -> int:
         transport = ["--http"] if args.http else []
         transport += [*(["--host", args.host] if args.host else [])]
         transport += [*(["--port", str(args.port)] if args.port else [])]
-        return hub([*args.hub, *transport], first=server_root)
+        return hub([*args.hub, *transport, *(["--skill"] if args.skill else [])], first=server_root)
     try:
         from .config import SettingsError, load_settings
-        from .server import serve
+        from .runtime import Runtime
 
         settings = load_settings(name, server_root, args.config)
+        if args.database:
+            settings.database = args.database.resolve()
+        hint = f"tools/build_mcp.sh {name}" if install.form == "folder" else install.restore_data
+        # the database and the model load on other threads while the MCP framework is imported
+        runtime = Runtime(settings, hint, install.model_dir)
+        from .server import serve
     except ImportError as exc:
         print(
             f"{name} cannot start: {exc}. Run `{_doctor_command(install)}` "
@@ -75,10 +84,7 @@ def main(name: str, server_root: Path, argv: list[str] | None = None) -> int:
     except SettingsError as exc:
         print(f"{name}: {exc}", file=sys.stderr)
         return 2
-    if args.database:
-        settings.database = args.database.resolve()
-    hint = f"tools/build_mcp.sh {name}" if install.form == "folder" else install.restore_data
-    serve(settings, hint, install.model_dir, install, args.http, args.host, args.port)
+    serve(runtime, install, args.http, args.host, args.port)
     return 0
 
 

@@ -18,6 +18,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from .config import EmbedderSettings
+from .context import TokenCounter
 
 
 class EmbedderUnavailable(RuntimeError):
@@ -209,7 +210,18 @@ class EmbedderPool:
 
     def __init__(self) -> None:
         self.embedders: dict[tuple[str, ...], QueryEmbedder] = {}
+        self.counters: dict[str, TokenCounter] = {}
         self.lock = threading.Lock()
+
+    def token_counter(self, model_dir: Path) -> TokenCounter:
+        """The tokenizer of ``model_dir`` for token budgets, one per distinct tokenizer file."""
+        from .doctor import file_sha256
+
+        key = file_sha256(model_dir / "tokenizer.json")
+        with self.lock:
+            if key not in self.counters:
+                self.counters[key] = TokenCounter(model_dir)
+            return self.counters[key]
 
     @staticmethod
     def key(settings: EmbedderSettings, info: dict[str, Any], encoder: Encoder | None) -> tuple:

@@ -10,25 +10,21 @@ import json
 import logging
 import os
 import sys
-import threading
 from collections.abc import Callable
 from dataclasses import asdict
-from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from fastmcp.tools.base import ToolResult
 
 from . import __version__
 from .answers import Answer, AnswerError, Answers
-from .config import ServerSettings, TransportSettings
-from .context import TokenCounter
+from .config import TransportSettings
 from .doctor import Check, Install, run_checks
-from .query_embedder import EmbedderPool, Encoder, QueryEmbedder, precision_of
+from .query_embedder import precision_of
 from .reading import DocumentAnswer, OutlineAnswer
 from .render import CharCounter
-from .rerank import make_reranker
+from .runtime import IndexUnavailable, Runtime
 from .search import SearchEngine, SearchResponse
-from .store import ChunkStore, DatabaseError
 
 INSTRUCTIONS = """Search and read the {title} documentation.
 `search` finds passages for a question or exact identifiers (function names, flags, error
@@ -37,165 +33,33 @@ messages); cite the URL under each result. Narrow it with `path` (a folder or gl
 one section in order. `stats` says what the index holds and how it was built."""
 
 
-def file_identity(path: Path) -> tuple[int, int, int, int] | None:
-    """What changes when a build replaces ``path`` (device, inode, mtime, size); None if absent."""
-    try:
-        st = path.stat()
-    except OSError:
-        return None
-    return (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size)
-
-
-class Runtime:
-    """Serves the database, and the next build of it without a restart.
-
-    Every call compares the database file with the one being served. A build replaces the file
-    atomically, so a new file means a finished build: it is loaded in the background while the
-    old one keeps answering, then swapped in. A new file that cannot be read is reported and the
-    old one goes on serving. With no database at all, each call says how to build it.
-    """
-
-    def __init__(
-        self,
-        settings: ServerSettings,
-        build_hint: str,
-        model_dir: Path | None,
-        embedders: EmbedderPool | None = None,
-    ) -> None:
-        self.settings = settings
-        self.build_hint = build_hint
-        self.error: str | None = None
-        self.reload_error: str | None = None
-        self.rerank_error: str | None = None
-        self.engine: SearchEngine | None = None
-        self.served: tuple[int, int, int, int] | None = None  # identity of the file being served
-        self.pending: tuple[int, int, int, int] | None = None  # being loaded, or failed to load
-        self.lock = threading.Lock()
-        self.model_dir = model_dir
-        self.embedders = embedders or EmbedderPool()
-        self.token_counter = self._token_counter(model_dir)
-        try:
-            self.reranker = make_reranker(settings.rerank)
-        except Exception as exc:  # a bad rerank setting must not stop search
-            print(f"reranker disabled: {exc}", file=sys.stderr)
-            self.rerank_error = f"reranker disabled ({exc}); results are in fused order"
-            self.reranker = None
-        self.open()
-
-    def load(self) -> SearchEngine | None:
-        """An engine over the database as it is now, or None (the reason in ``error``)."""
-        settings = self.settings
-        try:
-            store = ChunkStore(settings.database, self.build_hint, settings.search)
-        except DatabaseError as exc:
-            self.error = str(exc)
-            print(f"error: {exc}", file=sys.stderr)
-            return None
-        self.error = None
-        return SearchEngine(
-            store, self.embedder_for(store.info), settings.search, self.reranker, self.token_counter
-        )
-
-    def embedder_for(self, info: dict[str, Any]) -> QueryEmbedder:
-        """The query embedder for a database: the encoder its vectors came from (a new build may
-        switch between fp32 and int8), so queries and documents never mix encoders."""
-        settings = self.settings.embedding
-        encoder = Encoder.of_build(settings, info, self.settings.database.parent)
-        return self.embedders.get(settings, info, self.model_dir, encoder)
-
-    def open(self) -> None:
-        """Load the database now (at start, or when it first appears)."""
-        identity = file_identity(self.settings.database)
-        engine = self.load()
-        self.pending = None if engine else identity
-        if engine is not None:
-            self.engine, self.served = engine, identity
-            threading.Thread(target=self._warm_up, args=(engine,), daemon=True).start()
-
-    def _reload(self, identity: tuple[int, int, int, int]) -> None:
-        """Load a new build in the background and swap it in; on failure keep the old one."""
-        engine = self.load()
-        with self.lock:
-            if engine is None:
-                self.reload_error = (
-                    f"a new database could not be loaded ({self.error}); "
-                    "still serving the previous build"
-                )
-                self.error = None
-                return
-            old, self.engine, self.served, self.pending = self.engine, engine, identity, None
-            self.reload_error = None
-        before = old.store.info.get("snapshot_id") if old else None
-        print(
-            f"serving a new build of {self.settings.name}: snapshot "
-            f"{engine.store.info.get('snapshot_id')} (was {before})",
-            file=sys.stderr,
-        )
-        self._warm_up(engine)  # the old store closes when its last search lets go of it
-
-    @staticmethod
-    def _token_counter(model_dir: Path | None) -> TokenCounter | None:
-        """The model's tokenizer for token budgets (None when no model folder is found)."""
-        from .encoder import default_model_dir
-
-        folder = model_dir if model_dir and model_dir.is_dir() else None
-        try:
-            return TokenCounter(folder or default_model_dir())
-        except Exception as exc:  # budgets are optional; search works without them
-            print(f"token budgets unavailable: {exc}", file=sys.stderr)
-            return None
-
-    @staticmethod
-    def _warm_up(engine: SearchEngine) -> None:
-        """Load the model and check it against the database before the first query needs it."""
-        try:
-            engine.query_vector("warm up", [])
-        except Exception as exc:  # warming up is best effort; the query path reports problems
-            print(f"warm-up failed: {exc}", file=sys.stderr)
-
-    def require(self) -> SearchEngine:
-        """The engine serving now (a newer build starts loading), or a tool error that says how to
-        build the missing database."""
-        from fastmcp.exceptions import ToolError
-
-        with self.lock:
-            identity = file_identity(self.settings.database)
-            fresh = identity is not None and identity not in (self.served, self.pending)
-            if fresh and self.engine is None:
-                self.open()  # nothing to serve meanwhile: load it now
-            elif fresh:
-                self.pending = identity
-                threading.Thread(target=self._reload, args=(identity,), daemon=True).start()
-            if self.engine is None:
-                raise ToolError(self.error or "the search index is not available")
-            return self.engine
-
-
-def create_server(
-    settings: ServerSettings,
-    build_hint: str,
-    model_dir: Path | None = None,
-    auth: Any = None,
-    install: Install | None = None,
-) -> Any:
-    """Build the FastMCP app for ``settings`` (``auth``: a FastMCP auth provider for HTTP;
-    ``install``: how the server was installed, for the doctor's checks in ``stats``)."""
+def create_server(runtime: Runtime, auth: Any = None, install: Install | None = None) -> Any:
+    """Build the FastMCP app serving ``runtime`` (``auth``: a FastMCP auth provider for HTTP;
+    ``install``: how the server was installed, for the doctor's checks in ``stats``). Waits for
+    the runtime's first open: the instructions name the versions the database holds."""
     from fastmcp import FastMCP
     from fastmcp.exceptions import ResourceError, ToolError
 
-    runtime = Runtime(settings, build_hint, model_dir)
+    settings = runtime.settings
+    engine = runtime.wait()
     counter = runtime.token_counter or CharCounter()
     mcp = FastMCP(
         name=settings.name,
-        instructions=instructions(settings.name, runtime.engine),
-        version=server_version(runtime.engine),
+        instructions=instructions(settings.name, engine),
+        version=server_version(engine),
         auth=auth,
     )
 
     health: list[Check] = []  # the doctor's checks, run at the first stats call
 
+    def require() -> SearchEngine:
+        try:
+            return runtime.require()
+        except IndexUnavailable as exc:
+            raise ToolError(str(exc)) from None
+
     def answers() -> Answers:
-        return Answers(runtime.require(), counter, settings.max_response_tokens)
+        return Answers(require(), counter, settings.max_response_tokens)
 
     def reply(answer: Answer) -> ToolResult:
         return ToolResult(content=answer.text, structured_content=answer.data)
@@ -296,7 +160,7 @@ def create_server(
     def stats() -> ToolResult:
         """Describe the index: versions, counts, embedding model, build, search settings, and
         whether vector and keyword search work right now."""
-        data = stats_data(runtime, runtime.require())
+        data = stats_data(runtime, require())
         if install is not None:
             if not health:
                 health.extend(run_checks(install, settings.config_path))
@@ -340,6 +204,7 @@ def create_server(
         """A page in reading order (its first part), default version."""
         return resource(lambda: answers().document(path).text)
 
+    runtime.warm_up()
     return mcp
 
 
@@ -423,19 +288,18 @@ def describe_stats(data: dict[str, Any]) -> str:
 
 
 def serve(
-    settings: ServerSettings,
-    build_hint: str,
-    model_dir: Path | None,
+    runtime: Runtime,
     install: Install | None = None,
     http: bool = False,
     host: str | None = None,
     port: int | None = None,
 ) -> None:
-    """Serve over stdio (default) or streamable HTTP until the client goes away."""
+    """Serve ``runtime`` over stdio (default) or streamable HTTP until the client goes away."""
 
     def make(auth: Any) -> Any:
-        return create_server(settings, build_hint, model_dir, auth, install)
+        return create_server(runtime, auth, install)
 
+    settings = runtime.settings
     run_app(make, settings.name, settings.transport, http, host, port)
 
 
