@@ -2,9 +2,9 @@
 
 Run: .venv/bin/python bench/bench_startup.py --project ROOT --server mojo --hub mojo hugo pdfs docs git-asciidoc
 
-ROOT is a project whose ``servers/`` holds the built servers named (``DOCMCP_PROJECT_ROOT``). For
-each of: an empty FastMCP server with one tool (the floor: what importing and starting the
-framework costs), the server folder's script, and ``docbuild hub`` over the libraries named, it
+ROOT is a project whose ``servers/`` holds the built servers named. For each of: an empty FastMCP
+server with one tool (the floor: what importing and starting the framework costs), the server
+folder's script, and a hub of the libraries named (as ``tools/hub_mcp.sh`` starts it), it
 prints the median of --runs cold starts (process start to the initialize reply, and to the first
 search result, over stdio) and the resident memory after --queries distinct searches.
 """
@@ -24,7 +24,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_server import queries
 
-BIN = Path(sys.executable).parent
 FLOOR = """
 from fastmcp import FastMCP
 from fastmcp.tools.base import ToolResult
@@ -147,7 +146,8 @@ def main() -> None:
         f"server folder {args.server}: {cold_starts([sys.executable, str(script)], env, args.runs, args.queries)}"
     )
     if args.hub:
-        command = [str(BIN / "docbuild"), "hub", *args.hub]
+        servers = str(args.project / "servers")
+        command = [sys.executable, "-m", "docserve.hub_launch", "--servers", servers, *args.hub]
         print(
             f"hub of {len(args.hub)} ({', '.join(args.hub)}): {cold_starts(command, env, args.runs, args.queries)}"
         )

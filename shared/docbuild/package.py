@@ -6,8 +6,10 @@ exact copy, so an end user needs only that folder and its ``requirements.txt``.
 
 from __future__ import annotations
 
+import compileall
 import filecmp
 import json
+import py_compile
 import shutil
 from pathlib import Path
 from typing import Any
@@ -43,6 +45,17 @@ def runtime_files() -> list[Path]:
     )
 
 
+def precompile(package: Path) -> None:
+    """Write the bytecode of ``package`` for this Python, checked against each source's hash (so
+    it stays valid in a copied folder): a server started where bytecode is not written
+    (``PYTHONDONTWRITEBYTECODE``, a read-only folder) need not compile its runtime each time."""
+    compileall.compile_dir(
+        package,
+        quiet=1,
+        invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH,
+    )
+
+
 def install_runtime(server_root: Path, name: str) -> Path:
     """Copy the runtime package and render the server script; returns the script."""
     runtime = server_root / "runtime"
@@ -56,6 +69,7 @@ def install_runtime(server_root: Path, name: str) -> Path:
         source, target = RUNTIME_SOURCE / relative, runtime / relative
         if not target.exists() or not filecmp.cmp(source, target, shallow=False):
             shutil.copyfile(source, target)
+    precompile(package)
     requirements = (TEMPLATES / "requirements.txt").read_text()
     if _text_of(server_root / "requirements.txt") != requirements:
         (server_root / "requirements.txt").write_text(requirements)

@@ -128,6 +128,15 @@ class Hub:
         self.settings = settings or SearchSettings()
 
     @property
+    def several_versions(self) -> bool:
+        """Whether any library that can answer holds several documentation versions (answers
+        then name each passage's version)."""
+        engines = (lib.runtime.engine for lib in self.libraries.values() if lib.runtime.wait())
+        return any(
+            engine is not None and engine.store.catalog.several_versions for engine in engines
+        )
+
+    @property
     def names(self) -> list[str]:
         """The libraries' names, in the hub's order."""
         return list(self.libraries)

@@ -196,8 +196,13 @@ def serve_hub(spec: HubSpec, http: bool, host: str | None, port: int | None) -> 
     print(f"{spec.name}: serving {names}", file=sys.stderr)
 
     def make(auth: object) -> object:
-        counters = (lib.runtime.token_counter for lib in libraries if lib.runtime.wait())
-        counter = next((c for c in counters if c is not None), None) or CharCounter()
+        first = libraries[0].runtime  # libraries share the tokenizer when they share the model
+        first.wait()
+        counter = first.token_counter or CharCounter()
         return create_hub_server(hub, spec.name, counter, spec.max_response_tokens, auth)
 
     run_app(make, spec.name, spec.transport, http, host, port)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -43,10 +43,6 @@ def create_hub_server(hub: Hub, name: str, counter: Counter, cap: int, auth: Any
         version=__version__,
         auth=auth,
     )
-    several = any(
-        len(info.versions) > 1 for info in map(lambda lib: lib.info(), hub.libraries.values())
-    )
-    renderer = Renderer(counter, cap, several)
 
     def answers(library: str | None) -> Answers:
         chosen = hub.one(library)
@@ -66,7 +62,7 @@ def create_hub_server(hub: Hub, name: str, counter: Counter, cap: int, auth: Any
 
     def search_answer(query: str, library: str | list[str] | None, **options: Any) -> Answer:
         response = hub.search(query, library, **options)
-        return Answers.render_search(renderer, response, None)
+        return Answers.render_search(Renderer(counter, cap, hub.several_versions), response, None)
 
     @mcp.tool(title="List the libraries", annotations=read_only("List the libraries"))
     def list_libraries() -> ToolResult:
@@ -204,4 +200,6 @@ def create_hub_server(hub: Hub, name: str, counter: Counter, cap: int, auth: Any
         """A page of a library in reading order (its first part)."""
         return resource(lambda: answers(library).document(path).text)
 
+    for library in hub.libraries.values():
+        library.runtime.warm_up()  # the model loads once, for the first library that gets to it
     return mcp

@@ -28,7 +28,8 @@ from .keywords import Bm25Params, KeywordIndex, build_keyword_index
 from .vectors import VectorIndex
 
 SEARCH_INDEX_FORMAT = 1
-MEMORY_LIMIT = "512MB"  # DuckDB's own buffers (the arrays are read as a stream)
+MEMORY_LIMIT = "512MB"  # DuckDB's own buffers while the arrays are read at start (as a stream)
+LOOKUP_MEMORY_LIMIT = "64MB"  # then, for the rows of answers (a search reads a few dozen)
 RESULT_COLUMNS = (
     "chunk_row, chunk_id, document_id, path, title, section_hierarchy, section_url, url, "
     "content, page, chunk_index, has_code, token_count"
@@ -85,6 +86,8 @@ class ChunkStore:
             )
             self.keywords = self._keyword_index(index, settings)
             self.catalog = self._read_catalog()
+            # from here on only small lookups: one thread, and few of the file's blocks kept
+            self.con.execute(f"SET threads = 1; SET memory_limit = '{LOOKUP_MEMORY_LIMIT}'")
         except (duckdb.Error, ValueError, KeyError) as exc:
             raise DatabaseError(
                 f"database {path} cannot be read ({exc}); rebuild it with `{build_hint}`"
@@ -145,10 +148,15 @@ class ChunkStore:
     def _breadcrumbs(self) -> list[tuple[tuple[str, ...], np.ndarray]]:
         """Each distinct (title, heading…) breadcrumb and its rows (for section filters)."""
         with self.lock:
-            found = self.con.execute(
-                "SELECT coalesce(title, ''), coalesce(section_hierarchy, []), list(chunk_row) "
-                "FROM chunks GROUP BY ALL"
-            ).fetchall()
+            # a scan of every row: the limits of the start
+            self.con.execute(f"RESET threads; SET memory_limit = '{MEMORY_LIMIT}'")
+            try:
+                found = self.con.execute(
+                    "SELECT coalesce(title, ''), coalesce(section_hierarchy, []), list(chunk_row) "
+                    "FROM chunks GROUP BY ALL"
+                ).fetchall()
+            finally:
+                self.con.execute(f"SET threads = 1; SET memory_limit = '{LOOKUP_MEMORY_LIMIT}'")
         return [((title, *hierarchy), np.asarray(rows)) for title, hierarchy, rows in found]
 
     def query_terms(self, query: str) -> list[str]:
