@@ -13,6 +13,7 @@ from pathlib import Path
 
 from .config import DEFAULT_RESPONSE_TOKENS, TransportSettings, response_cap
 from .doctor import INSTALL_FILE
+from .memory import limit_arenas
 from .settings import SettingsError, load_yaml
 
 HUB_NAME = "docs-hub"
@@ -156,6 +157,7 @@ def main(argv: list[str] | None = None, first: Path | None = None) -> int:
     os.environ.setdefault("FASTMCP_SHOW_SERVER_BANNER", "false")
     os.environ.setdefault("FASTMCP_LOG_LEVEL", "WARNING")
     args = parse(argv)
+    limit_arenas()  # before any thread starts: a server's worker threads fragment many arenas
     try:
         spec = hub_spec(args, first)
     except HubError as exc:

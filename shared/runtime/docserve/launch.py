@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from .doctor import Install, check_python, report
+from .memory import limit_arenas
 
 
 def parse(name: str, argv: list[str] | None) -> argparse.Namespace:
@@ -47,6 +48,7 @@ def parse(name: str, argv: list[str] | None) -> argparse.Namespace:
 def main(name: str, server_root: Path, argv: list[str] | None = None) -> int:
     """Run the server named ``name`` installed at ``server_root`` (or check it, with --doctor)."""
     args = parse(name, argv)
+    limit_arenas()  # before any thread starts: a server's worker threads fragment many arenas
     install = Install.read(name, server_root)
     if args.doctor:
         return report(install, args.config)

@@ -7,8 +7,6 @@ handshake runs.
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
 import sys
 import threading
 from pathlib import Path
@@ -16,6 +14,7 @@ from typing import Any
 
 from .config import ServerSettings
 from .context import TokenCounter
+from .memory import release_free_memory
 from .query_embedder import EmbedderPool, Encoder, QueryEmbedder
 from .rerank import make_reranker
 from .search import SearchEngine
@@ -26,13 +25,6 @@ Identity = tuple[int, int, int, int]
 
 class IndexUnavailable(RuntimeError):
     """No database can answer now; the message says why and how to build it."""
-
-
-def release_free_memory() -> None:
-    """Hand memory freed after a load back to the system (glibc keeps it otherwise, above all in
-    the arenas of the threads that loaded); nothing where that call does not exist."""
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
 
 
 def file_identity(path: Path) -> Identity | None:

@@ -20,6 +20,7 @@ from . import __version__
 from .answers import Answer, AnswerError, Answers
 from .config import TransportSettings
 from .doctor import Check, Install, run_checks
+from .memory import trim_periodically
 from .query_embedder import precision_of
 from .reading import DocumentAnswer, OutlineAnswer
 from .render import CharCounter
@@ -314,6 +315,7 @@ def run_app(
     """Run the app ``make(auth)`` returns over stdio, or over streamable HTTP with the bearer
     token (when its variable is set) and the Host/Origin guard of ``transport``."""
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
+    trim_periodically()
     if not http:
         make(None).run(transport="stdio", show_banner=False)
         return
