@@ -21,6 +21,7 @@ from docbuild.config import (
     DEFAULT_PRECISION,
     PRECISIONS,
     ConfigError,
+    CrawlConfig,
     ProcessingConfig,
     load_processing_config,
     project_root,
@@ -51,8 +52,30 @@ def _parser() -> argparse.ArgumentParser:
         help="a local folder (or a single JSONL file), read in place at every build",
     )
     where.add_argument("--git", metavar="URL", help="a git repository to sync sources from")
+    where.add_argument(
+        "--url",
+        metavar="URL",
+        help="a documentation site to sync pages from, starting at this page",
+    )
     p.add_argument("--ref", help="branch or tag of --git")
     p.add_argument("--subfolder", help="folder inside the --git repository")
+    p.add_argument(
+        "--include",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="--url: only pages whose path below the start folder matches (repeatable)",
+    )
+    p.add_argument(
+        "--exclude", action="append", default=[], metavar="GLOB", help="--url: pages to leave out"
+    )
+    p.add_argument(
+        "--max-pages",
+        type=int,
+        default=CrawlConfig().max_pages,
+        metavar="N",
+        help=f"--url: fetch at most N pages (default {CrawlConfig().max_pages})",
+    )
     p.add_argument(
         "--format", default="auto", choices=FORMATS, help="source format (default: auto)"
     )
@@ -109,7 +132,7 @@ def _parser() -> argparse.ArgumentParser:
 
     p = commands.add_parser(
         "sync",
-        help="fill source-documentation/NAME (or NAME/LABEL per git version) from git",
+        help="fill source-documentation/NAME (or NAME/LABEL per version) from git or a site",
     )
     p.add_argument("name")
 
@@ -131,7 +154,14 @@ def _parser() -> argparse.ArgumentParser:
         "watch", help="build now, then rebuild incrementally whenever the sources change"
     )
     p.add_argument("name")
-    p.add_argument("--interval", type=float, default=1.0, help="seconds between looks (default 1)")
+    p.add_argument(
+        "--interval",
+        type=duration,
+        default=None,
+        metavar="DURATION",
+        help="time between looks: seconds, or 30s, 10m, 1h; a site source is synced again at "
+        "each look (default: 1 s for folders, 1h for sites)",
+    )
     p.add_argument(
         "--debounce",
         type=float,
@@ -271,7 +301,17 @@ def main(argv: list[str] | None = None) -> int:
                 url_suffix=args.url_suffix,
                 version=args.version,
                 precision=args.precision,
+                site_url=args.url,
+                crawl=CrawlConfig(
+                    include=args.include, exclude=args.exclude, max_pages=args.max_pages
+                ),
             )
+            if args.url:
+                print(
+                    f"created {target}\nnext: tools/sync_documentation.sh {args.name}, then "
+                    f"tools/build_mcp.sh {args.name}"
+                )
+                return 0
             versioned = f" (documentation version {args.version})" if args.version else ""
             print(f"created {target}{versioned}\nnext: tools/build_mcp.sh {args.name}")
             return 0
@@ -348,12 +388,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run_sync(config: ProcessingConfig) -> None:
-    """``docbuild sync``: every git source of the server (each git version of a versioned one);
-    a local folder is read in place, so it says there is nothing to sync."""
+    """``docbuild sync``: every git or site source of the server (each such version of a
+    versioned one); a local folder is read in place, so it says there is nothing to sync."""
     for version in config.doc_versions():
-        source = version.config.source
         try:
-            record = sync_source(version.config, version.label)
+            summary = sync_source(version.config, version.label)
         except NothingToSync as exc:
             print(exc)
             continue
@@ -361,11 +400,17 @@ def run_sync(config: ProcessingConfig) -> None:
             if version.label is None:
                 raise
             raise SyncError(f"version {version.label}: {exc}") from None
-        which = f"version {version.label}: " if version.label else ""
-        print(
-            f"{which}synced {record['origin']} → {source.path} "
-            f"(revision {record.get('revision') or 'n/a'})"
-        )
+        print(f"version {version.label}: {summary}" if version.label else summary)
+
+
+def duration(text: str) -> float:
+    """An argparse type: seconds from ``90``, ``30s``, ``10m``, ``1h``."""
+    from docbuild.watch import parse_duration
+
+    try:
+        return parse_duration(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def run_watch(args: argparse.Namespace) -> int:

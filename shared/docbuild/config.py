@@ -71,18 +71,72 @@ def server_root(name: str, root: Path | None = None) -> Path:
     return (root or project_root()) / "servers" / name
 
 
+SITE_URL = re.compile(r"^https?://[^/\s?#]+(?:[/?#]\S*)?$", re.IGNORECASE)
+
+
+@dataclass
+class CrawlConfig:
+    """How a documentation site is fetched (``source.crawl``): which pages, and how politely."""
+
+    include: list[str] = field(default_factory=list)  # globs over page paths; empty: every page
+    exclude: list[str] = field(default_factory=list)
+    max_pages: int = 5000
+    stay_under: str | None = None  # a URL prefix; None: the start URL's folder
+    requests_per_second: float = 4.0  # per host; robots.txt's Crawl-delay can only slow it down
+    max_in_flight: int = 4  # requests at once per host
+    timeout: float = 30.0  # seconds without progress before a request is given up
+    retries: int = 3  # after a 429, a 5xx, a timeout or a dropped connection
+
+    def check(self, where: str) -> None:
+        """Raise :class:`ConfigError` (naming ``where``) unless every setting is usable."""
+        numbers = {
+            "max_pages": self.max_pages,
+            "requests_per_second": self.requests_per_second,
+            "max_in_flight": self.max_in_flight,
+            "timeout": self.timeout,
+        }
+        for key, value in numbers.items():
+            if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+                raise ConfigError(f"{where}.{key} must be a positive number, not {value!r}")
+        if isinstance(self.retries, bool) or not isinstance(self.retries, int) or self.retries < 0:
+            raise ConfigError(f"{where}.retries must be a whole number ≥ 0, not {self.retries!r}")
+        for key in ("include", "exclude"):
+            patterns = getattr(self, key)
+            if not isinstance(patterns, list) or not all(isinstance(p, str) for p in patterns):
+                raise ConfigError(f"{where}.{key} must be a list of glob patterns")
+        if self.stay_under is not None:
+            check_site_url(self.stay_under, f"{where}.stay_under")
+
+
+def check_site_url(url: object, where: str) -> str:
+    """``url`` if it is an absolute http(s) URL; else :class:`ConfigError` saying so."""
+    if not isinstance(url, str) or not SITE_URL.match(url.strip()):
+        raise ConfigError(
+            f"{where}: {url!r} is not an http(s) URL: give the address of a documentation page, "
+            "for example https://docs.example.org/guide/"
+        )
+    return url.strip()
+
+
 @dataclass
 class SourceConfig:
-    """Where the build reads the documents, and the git repository that fills it (if any).
+    """Where the build reads the documents, and the git repository or site that fills it.
 
     A local source is read in place at every build: ``path`` is the user's own folder (or file).
-    A git source is cloned into ``path`` by an explicit sync.
+    A git source is cloned into ``path``, a site (``site_url``) fetched into it, by a sync.
     """
 
     path: Path
     git_url: str | None = None
     git_ref: str | None = None
     git_subfolder: str | None = None
+    site_url: str | None = None  # the start page of a documentation site
+    crawl: CrawlConfig = field(default_factory=CrawlConfig)
+
+    @property
+    def synced(self) -> bool:
+        """Whether ``path`` is filled by a sync (from git or a site) rather than the user's own."""
+        return bool(self.git_url or self.site_url)
 
 
 @dataclass
@@ -498,20 +552,36 @@ def load_processing_config(name: str, root: Path | None = None) -> ProcessingCon
     )
 
 
+SOURCE_KEYS = ("path", "local", "git", "url", "crawl")
+
+
 def _source(
     source: object, where: str, path: Path, default_path: str | None = None
 ) -> SourceConfig:
-    """A ``source`` mapping: ``path`` (or the legacy ``local``) and an optional ``git``."""
+    """A ``source`` mapping: ``path`` (or the legacy ``local``), and an optional ``git`` or
+    ``url`` (a site, with its ``crawl`` settings) that fills it."""
     if not isinstance(source, dict):
-        raise ConfigError(f"{path}: '{where}' must be a mapping (path, git)")
+        raise ConfigError(f"{path}: '{where}' must be a mapping (path, and git or url)")
+    unknown = sorted(set(source) - set(SOURCE_KEYS))
+    if unknown:
+        raise ConfigError(f"{path}: unknown key(s) in '{where}': {', '.join(map(str, unknown))}")
     git = source.get("git") or {}
     if not isinstance(git, dict):
         raise ConfigError(f"{path}: '{where}.git' must be a mapping (url, ref, subfolder)")
-    if source.get("local") and git.get("url"):
-        raise ConfigError(f"{path}: give {where}.local or {where}.git.url, not both")
+    site_url = source.get("url")
+    if site_url is not None:
+        site_url = check_site_url(site_url, f"{path}: {where}.url")
+    if site_url and git.get("url"):
+        raise ConfigError(f"{path}: give {where}.git or {where}.url (a site), not both")
+    if source.get("local") and (git.get("url") or site_url):
+        raise ConfigError(f"{path}: give {where}.local or a git or site source, not both")
+    if source.get("crawl") is not None and not site_url:
+        raise ConfigError(f"{path}: {where}.crawl applies to a site: set {where}.url too")
+    crawl = _section(source, "crawl", CrawlConfig, path)
+    crawl.check(f"{path}: {where}.crawl")
     # source.local (written by earlier scaffolds) is read in place, like source.path
     read_from = source.get("local") or source.get("path")
-    if not read_from and git.get("url"):
+    if not read_from and (git.get("url") or site_url):
         read_from = default_path
     if not read_from:
         raise ConfigError(f"{path}: '{where}.path' is required")
@@ -520,6 +590,8 @@ def _source(
         git_url=git.get("url"),
         git_ref=git.get("ref"),
         git_subfolder=git.get("subfolder"),
+        site_url=site_url,
+        crawl=crawl,
     )
 
 

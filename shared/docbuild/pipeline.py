@@ -11,7 +11,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Concatenate, ParamSpec, TypeVar
@@ -57,6 +57,7 @@ from docbuild.package import (
     runtime_files,
 )
 from docbuild.parse_step import Parsed, parse_all
+from docbuild.site.manifest import page_urls as site_page_urls
 from docbuild.step_cache import StepCache, content_key, settings_key
 from docbuild.sync import source_revision, sync_source
 from docbuild.tokens import tokenizer_file
@@ -490,13 +491,13 @@ class Build:
         return self._embedder
 
     def discover(self, version: DocVersion) -> list[SourceFile]:
-        """The files of one documentation version (syncing a git source that is not there yet);
+        """The files of one documentation version (syncing a git or site source not there yet);
         a version whose folder is missing fails the build, naming the config key to fix."""
         config, source = self.config, version.config.source
         of = f" of version {version.label}" if version.label else ""
-        if not source.path.exists() and source.git_url:
+        if not source.path.exists() and source.synced:
             log(f"source {source.path}{of} not synced yet: syncing it first")
-            sync_source(version.config, version.label)
+            log(sync_source(version.config, version.label))
         if not source.path.exists():
             raise BuildError(
                 f"source folder {source.path}{of} does not exist: fix {version.key} in "
@@ -526,8 +527,11 @@ class Build:
             [config.format, vars(config.html), vars(config.jsonl)],
         )
         keyed: list[tuple[str, tuple[SourceFile, DocVersion]]] = []
+        page_urls: dict[str | None, dict[str, str]] = {}  # a site's files -> their live URLs
         for version, files in groups:
             view = version.config
+            if view.source.site_url:
+                page_urls[version.label] = site_page_urls(view.source.path)
             for file in files:
                 try:
                     data = file.path.read_bytes()
@@ -557,7 +561,8 @@ class Build:
                     self.report.problems.extend(labelled([problem], version.label))
                     continue
                 seen.add(doc.document_id)
-                documents.append(doc)
+                url = page_urls.get(version.label, {}).get(file.relative)
+                documents.append(replace(doc, url=url) if url else doc)
                 if report is not None:
                     report.documents += 1
         cache.save()

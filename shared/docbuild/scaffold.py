@@ -11,7 +11,10 @@ from docbuild.config import (
     DEFAULT_PRECISION,
     NAME_PATTERN,
     PRECISIONS,
+    ConfigError,
+    CrawlConfig,
     check_label,
+    check_site_url,
     project_root,
     server_root,
     underscored,
@@ -52,11 +55,13 @@ def source_lines(
     git_ref: str | None,
     git_subfolder: str | None,
     git_path: str,
+    site_url: str | None = None,
+    crawl: CrawlConfig | None = None,
 ) -> list[str]:
     """The body of a ``source:`` mapping (unindented, with its comments): a local folder read in
-    place, or a git repository synced into ``git_path``."""
-    if bool(source) == bool(git_url):
-        raise ScaffoldError("give exactly one source: --source PATH or --git URL")
+    place, or a git repository or a documentation site synced into ``git_path``."""
+    if sum(map(bool, (source, git_url, site_url))) != 1:
+        raise ScaffoldError("give exactly one source: --source PATH, --git URL or --url URL")
     if source:
         path = Path(source).expanduser().resolve()
         if not path.exists():
@@ -66,6 +71,8 @@ def source_lines(
             "# new files and deletions there reach the next build and `watch`.",
             f"path: {json.dumps(portable_path(path, root))}",
         ]
+    if site_url:
+        return site_lines(site_url, crawl or CrawlConfig(), git_path)
     return [
         "# Filled from the repository below by tools/sync_documentation.sh (the first",
         "# build syncs it too); sync again to pick up upstream changes.",
@@ -74,6 +81,35 @@ def source_lines(
         f"  url: {git_url}",
         f"  ref: {git_ref or 'null'}",
         f"  subfolder: {git_subfolder or 'null'}",
+    ]
+
+
+def site_lines(url: str, crawl: CrawlConfig, path: str) -> list[str]:
+    """The body of a site's ``source:`` mapping; raises :class:`ScaffoldError` on a bad URL or
+    crawl setting."""
+    try:
+        url = check_site_url(url, "--url")
+        crawl.check("crawl")
+    except ConfigError as exc:
+        raise ScaffoldError(str(exc)) from None
+    defaults = CrawlConfig()
+    return [
+        "# Fetched from the site below by tools/sync_documentation.sh (the first build syncs",
+        "# it too): one file per page and a .sync.json manifest. Sync again (or run",
+        "# tools/watch_mcp.sh NAME --interval 1h) to pick up changes; chunks cite the live pages.",
+        f"path: {path}",
+        f"url: {json.dumps(url)}",
+        "crawl:",
+        f"  include: {json.dumps(crawl.include)}   # globs over page paths below stay_under "
+        "(api/**); empty: all",
+        f"  exclude: {json.dumps(crawl.exclude)}",
+        f"  max_pages: {crawl.max_pages}",
+        "  stay_under: null   # a URL prefix to stay under; null: the start URL's folder",
+        f"  requests_per_second: {defaults.requests_per_second:g}   # per host; robots.txt's "
+        "Crawl-delay can slow it",
+        f"  max_in_flight: {defaults.max_in_flight}",
+        f"  timeout: {defaults.timeout:g}         # seconds",
+        f"  retries: {defaults.retries}           # after a 429, a 5xx or a timeout",
     ]
 
 
@@ -123,6 +159,8 @@ def scaffold(
     url_suffix: str = "",
     version: str | None = None,
     precision: str = DEFAULT_PRECISION,
+    site_url: str | None = None,
+    crawl: CrawlConfig | None = None,
 ) -> Path:
     """Create the server folder; raises :class:`ScaffoldError` on a bad name or source.
 
@@ -148,7 +186,7 @@ def scaffold(
     if version is not None:
         version = check_label(version, "--version")
         git_path += f"/{version}"
-    body = source_lines(root, source, git_url, git_ref, git_subfolder, git_path)
+    body = source_lines(root, source, git_url, git_ref, git_subfolder, git_path, site_url, crawl)
     if version is None:
         block = ["source:", *indent(body, 2)]
     else:

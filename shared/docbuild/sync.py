@@ -1,5 +1,5 @@
-"""Fill ``source-documentation/NAME`` from a git repository. A local source needs no sync: the
-build reads the user's folder in place."""
+"""Fill ``source-documentation/NAME`` from a git repository or a documentation site
+(:mod:`docbuild.site`). A local source needs no sync: the build reads the user's folder in place."""
 
 from __future__ import annotations
 
@@ -72,18 +72,34 @@ def _replace_dir(staged: Path, target: Path) -> None:
     shutil.rmtree(old, ignore_errors=True)
 
 
-def sync_source(config: ProcessingConfig, label: str | None = None) -> dict[str, str | None]:
-    """Clone the git source into ``config.source.path``; returns what was recorded.
+def sync_source(config: ProcessingConfig, label: str | None = None) -> str:
+    """Clone the git source, or fetch the site, into ``config.source.path``; returns a summary
+    for the terminal. Raises :class:`SyncError` when it cannot.
 
     ``config`` is the server's (or one documentation version's, with its ``label``, from
     :meth:`ProcessingConfig.doc_versions`)."""
     source = config.source
+    if source.site_url:
+        from docbuild.site.crawl import SiteError, sync_site
+
+        try:
+            return sync_site(source).summary()
+        except SiteError as exc:
+            raise SyncError(str(exc)) from None
     if not source.git_url:
         which = f"{config.name} version {label}" if label else config.name
         raise NothingToSync(
             f"{which} reads {source.path} in place at every build; nothing to sync "
-            "(only git sources are synced)"
+            "(only git and site sources are synced)"
         )
+    record = sync_git(config)
+    return f"synced {record['origin']} → {source.path} (revision {record['revision'] or 'n/a'})"
+
+
+def sync_git(config: ProcessingConfig) -> dict[str, str | None]:
+    """Clone the git source into ``config.source.path``; returns what was recorded."""
+    source = config.source
+    assert source.git_url
     target = source.path
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))

@@ -2,8 +2,10 @@
 
 Polls the files the build would read (same include and exclude patterns) and the server's
 ``processing_config.yaml``; once they have stopped changing for ``debounce`` seconds, runs an
-incremental build. A running server picks up each new database on its next call. When another
-build of the same server is running (one started by hand), the watcher's build waits for it.
+incremental build. A site source is synced again at every look (every hour by default), so
+changed pages reach the files, and so the next build. A running server picks up each new
+database on its next call. When another build of the same server is running (one started by
+hand), the watcher's build waits for it.
 """
 
 from __future__ import annotations
@@ -16,8 +18,26 @@ from docbuild.config import ConfigError, EmbeddingConfig, ProcessingConfig, load
 from docbuild.discover import discover_sources
 from docbuild.embedding import Embedder, EmbeddingError, make_embedder
 from docbuild.pipeline import Build, BuildError, format_summary, log
+from docbuild.sync import SyncError, sync_source
 
 State = dict[str, tuple[int, int]]  # path -> (mtime in ns, size)
+FOLDER_INTERVAL = 1.0  # seconds between looks at local folders, by default
+SITE_INTERVAL = 3600.0  # between syncs of a site, by default
+UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+
+
+def parse_duration(text: str) -> float:
+    """Seconds from ``90``, ``90s``, ``10m``, ``1h`` or ``1d``; raises ValueError otherwise."""
+    text = text.strip().lower()
+    unit = UNITS.get(text[-1:])
+    number = text[:-1] if unit else text
+    try:
+        seconds = float(number) * (unit or 1.0)
+    except ValueError:
+        raise ValueError(f"{text!r} is not a duration: use seconds or 30s, 10m, 1h, 1d") from None
+    if seconds <= 0:
+        raise ValueError(f"{text!r}: a duration must be positive")
+    return seconds
 
 
 @dataclass
@@ -71,9 +91,10 @@ def compare(before: State, after: State) -> Changes:
 class Watcher:
     """Builds server ``name`` now, then again after each settled change, until stopped."""
 
-    def __init__(self, name: str, interval: float = 1.0, debounce: float = 2.0) -> None:
+    def __init__(self, name: str, interval: float | None = None, debounce: float = 2.0) -> None:
         self.name = name
-        self.interval = interval
+        sites = any(v.config.source.site_url for v in load_processing_config(name).doc_versions())
+        self.interval = interval or (SITE_INTERVAL if sites else FOLDER_INTERVAL)
         self.debounce = debounce
         self.embedder: Embedder | None = None
         self.embedder_config: EmbeddingConfig | None = None
@@ -81,6 +102,7 @@ class Watcher:
 
     def run(self) -> None:
         """Watch until interrupted."""
+        self.resync()  # a site is fetched now, and again at every look
         config = load_processing_config(self.name)
         folders = [v.config.source.path for v in config.doc_versions()]
         synced = all(folder.exists() for folder in folders)
@@ -94,12 +116,28 @@ class Watcher:
         )
         while True:
             time.sleep(self.interval)
+            self.resync()
             current = self.settled(state)
             if current is None:
                 continue
             log(f"changed: {compare(state, current)}")
             state = current  # what changes during the build triggers the next one
             self.build()
+
+    def resync(self) -> None:
+        """Sync every site source again; a failure is reported and its pages stay as they were."""
+        try:
+            versions = load_processing_config(self.name).doc_versions()
+        except ConfigError as exc:
+            log(f"cannot read the configuration: {exc}")
+            return
+        for version in versions:
+            if version.config.source.site_url:
+                which = f"version {version.label}: " if version.label else ""
+                try:
+                    log(which + sync_source(version.config, version.label))
+                except SyncError as exc:
+                    log(f"{which}sync failed: {exc}; its pages stay as they were")
 
     def settled(self, state: State) -> State | None:
         """The new state once changes stop for ``debounce`` seconds; None if nothing changed."""
@@ -124,7 +162,7 @@ class Watcher:
                 self.embedder = make_embedder(config.embedding, log_dir=config.work_dir)
                 self.embedder_config = config.embedding  # the model stays loaded between builds
             report = Build(config, self.embedder, wait=True).run()  # after a running build
-        except (BuildError, ConfigError, EmbeddingError, OSError, ValueError) as exc:
+        except (BuildError, ConfigError, EmbeddingError, SyncError, OSError, ValueError) as exc:
             log(f"build {self.builds} failed: {exc}")
             log("the previous database is still served; watching for the next change")
             return
