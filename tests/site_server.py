@@ -141,11 +141,19 @@ def handler(site: Site) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
+class QuietServer(ThreadingHTTPServer):
+    """Says nothing when a client hangs up mid-answer (as a stopped sync does)."""
+
+    daemon_threads = True
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        pass
+
+
 @contextmanager
 def serving(site: Site) -> Iterator[str]:
     """Serve ``site`` on a free port of 127.0.0.1; yields its origin (``http://127.0.0.1:P``)."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler(site))
-    server.daemon_threads = True
+    server = QuietServer(("127.0.0.1", 0), handler(site))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

@@ -12,8 +12,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from docbuild.config import ProcessingConfig
+from docbuild.site.manifest import SYNC_FILE
 
-SYNC_FILE = ".sync.json"
 GIT_TIMEOUT = 600
 
 

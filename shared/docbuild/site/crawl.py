@@ -48,7 +48,8 @@ class SyncReport:
     updated: int = 0
     unchanged: int = 0  # answered 304, or downloaded with the same content
     resumed: int = 0  # kept from the interrupted sync this one resumed
-    removed: int = 0  # gone from the site (404, 410) or from the configured scope
+    removed: int = 0  # kept before, now gone from the site (404, 410) or from the scope
+    not_found: int = 0  # answered 404 or 410 (pages removed, or links that lead nowhere)
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (url, why): not a page
     # of its own (another type, a duplicate, redirected elsewhere)
     forbidden: int = 0  # disallowed by robots.txt: never requested
@@ -69,8 +70,9 @@ class SyncReport:
             f"(revision {self.revision}): {self.found} pages found, "
             f"{self.downloaded} downloaded, {self.requests} requests",
             f"  {self.new} new, {self.updated} updated, {self.unchanged} unchanged, "
-            f"{self.removed} removed, {len(self.skipped)} skipped, {self.forbidden} forbidden "
-            f"by robots.txt, {len(self.failed)} failed (kept as they were)",
+            f"{self.removed} removed, {len(self.skipped)} skipped, {self.not_found} not found, "
+            f"{self.forbidden} forbidden by robots.txt, {len(self.failed)} failed (kept as "
+            "they were)",
         ]
         lines += [f"  failed: {url}: {why}" for url, why in self.failed[:10]]
         if len(self.failed) > 10:
@@ -124,16 +126,22 @@ class SiteSync:
         async with PoliteClient(self.source.crawl) as client:
             self.client = client
             await self.read_robots()
-            start = await self.fetch_start()
+            self.seen.add(self.scope.start)
+            self.report.found += 1
             self.bar = tqdm(
                 desc="sync", unit="page", total=1, leave=False, mininterval=1.0, disable=None
             )
             try:
-                for url in await self.discover():
+                start = self.scope.start
+                answer = None if self.reusable(start) else await self.fetch_start()
+                for url in await self.discover():  # llms.txt and sitemaps go first
                     self.enqueue(url)
                 for record in self.previous.pages.values() if self.previous else ():
                     self.enqueue(normalize(record.url))  # every page kept before is asked about
-                await self.handle(self.scope.start, start)
+                if answer is None:
+                    self.reuse(start)
+                else:
+                    await self.handle(start, answer)  # its links are queued after the others
                 workers = [
                     asyncio.create_task(self.work()) for _ in range(self.source.crawl.max_in_flight)
                 ]
@@ -191,8 +199,6 @@ class SiteSync:
     async def fetch_start(self) -> Response:
         """The start page; any problem with it is a :class:`SiteError`."""
         url = self.scope.start
-        self.seen.add(url)
-        self.report.found += 1
         try:
             answer = await self.request(url)
         except FetchError as exc:
@@ -266,6 +272,8 @@ class SiteSync:
         if not self.allowed(url):
             self.report.forbidden += 1
             return
+        if url.endswith(".md"):  # a Markdown alternate stands for its page: not asked twice
+            self.seen.add(page_of_markdown(url))
         self.report.found += 1
         if self.bar is not None:
             self.bar.total = self.report.found
@@ -292,15 +300,23 @@ class SiteSync:
             return
         await self.handle(url, answer)
 
-    def reuse(self, url: str) -> bool:
-        """Keep a page the interrupted sync already fetched, without asking again."""
+    def reusable(self, url: str) -> tuple[str, PageRecord] | None:
+        """The file and record of ``url`` if the interrupted sync this one resumes fetched it."""
         old = self.old_by_url.get(url)
         if self.resume_since is None or old is None:
+            return None
+        name, record = old
+        if record.fetched_at < self.resume_since or not (self.folder / name).is_file():
+            return None
+        return old
+
+    def reuse(self, url: str) -> bool:
+        """Keep a page the interrupted sync already fetched, without asking again."""
+        old = self.reusable(url)
+        if old is None:
             return False
         name, record = old
         path = self.folder / name
-        if record.fetched_at < self.resume_since or not path.is_file():
-            return False
         if not self.claim(record.page_url, name, url):
             return True
         self.manifest.pages[name] = record
@@ -334,6 +350,7 @@ class SiteSync:
         elif answer.status == 304 and url in self.old_by_url:
             self.unchanged(url, answer)
         elif answer.status in GONE:
+            self.report.not_found += 1
             self.tick()  # its old file, if any, is removed at the end
         elif answer.status == 200 and answer.body is None:
             kind = answer.headers.get("content-type") or "no content type"
@@ -342,6 +359,10 @@ class SiteSync:
             self.keep(url, answer, answer.body)
         else:
             self.fail(url, f"HTTP {answer.status}")
+        twin = page_of_markdown(url)
+        if twin != url and twin not in self.claimed and answer.status not in (200, 304):
+            self.seen.discard(twin)  # no Markdown after all: the page itself, then
+            self.enqueue(twin)
         self.checkpoint()
 
     def unchanged(self, url: str, answer: Response) -> None:
@@ -424,7 +445,7 @@ class SiteSync:
 
     def enqueue_links(self, final: str, base: str | None, hrefs: list[str]) -> None:
         resolved = urljoin(final, base) if base else final
-        for href in hrefs:
+        for href in dict.fromkeys(hrefs):  # a page links to the same page many times
             url = self.scope.link(resolved, href)
             if url:
                 self.enqueue(url)

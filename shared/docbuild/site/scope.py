@@ -6,6 +6,7 @@ import fnmatch
 import hashlib
 import posixpath
 from dataclasses import dataclass
+from functools import lru_cache
 from urllib.parse import unquote, urldefrag, urljoin, urlsplit, urlunsplit
 
 from docbuild.config import CrawlConfig
@@ -23,6 +24,7 @@ KINDS = {"text/html": "html", "application/xhtml+xml": "html", "text/markdown": 
 PDF = "application/pdf"
 
 
+@lru_cache(maxsize=1 << 16)  # a site's pages link to the same pages over and over
 def normalize(url: str) -> str:
     """``url`` without its fragment, with a lower-case scheme and host and no default port."""
     url, _ = urldefrag(url.strip())
@@ -34,6 +36,7 @@ def normalize(url: str) -> str:
     return urlunsplit((parts.scheme.lower(), host, parts.path or "/", parts.query, ""))
 
 
+@lru_cache(maxsize=1 << 16)
 def origin(url: str) -> str:
     """``scheme://host[:port]`` of ``url``."""
     parts = urlsplit(normalize(url))
