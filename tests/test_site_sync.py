@@ -400,3 +400,20 @@ def test_pages_are_kept_under_readable_names(start: str, url: str, kind: str, fi
     assert not scope.contains("https://d.org/other/page.html")  # outside the start's folder
     assert not scope.contains("https://d.org/guide/logo.png")
     assert not scope.contains("http://d.org/guide/")  # another origin
+
+
+def test_each_documentation_version_can_be_a_site(project: Path, site: tuple[Site, str]):
+    site_, origin = site
+    page = b"<html><body><main><h1>What's new</h1><p>Exception groups arrive.</p></main></body>"
+    site_.pages["/3.12/tutorial/"] = ("text/html", page)
+    made = docbuild(project, "scaffold", NAME, "--url", f"{origin}{TUTORIAL}", "--version", "3.11")
+    assert made.returncode == 0, made.stderr
+    added = docbuild(project, "add-version", NAME, "3.12", "--url", f"{origin}/3.12/tutorial/")
+    assert added.returncode == 0, added.stderr
+    assert f"synced from {origin}/3.12/tutorial/ into" in added.stdout
+    edit_config(project, "requests_per_second: 4 ", "requests_per_second: 200 ")
+    synced = docbuild(project, "sync", NAME)
+    assert synced.returncode == 0, synced.stderr
+    assert "version 3.11: synced" in synced.stdout and "version 3.12: synced" in synced.stdout
+    assert len(list((folder(project) / "3.11").glob("*.html"))) == 16
+    assert [p.name for p in (folder(project) / "3.12").glob("*.html")] == ["index.html"]

@@ -116,6 +116,9 @@ def _parser() -> argparse.ArgumentParser:
         metavar="URL",
         help="a git repository, synced into source-documentation/NAME/LABEL",
     )
+    where.add_argument(
+        "--url", metavar="URL", help="a documentation site, synced into its folder likewise"
+    )
     p.add_argument("--ref", help="branch or tag of --git")
     p.add_argument("--subfolder", help="folder inside the --git repository")
     p.add_argument(
@@ -326,6 +329,7 @@ def main(argv: list[str] | None = None) -> int:
                 args.url_base,
                 args.url_suffix,
                 args.label_existing,
+                site_url=args.url,
             )
             print(added.describe())
             return 0

@@ -60,8 +60,9 @@ class Added:
         version = next(v for v in config.versions if v.label == self.label)
         folder = os.path.normpath(version.source.path)
         where = (
-            f"synced from {version.source.git_url} into {folder} by the next build"
-            if version.source.git_url
+            f"synced from {version.source.git_url or version.source.site_url} into {folder} by "
+            "the next build"
+            if version.source.synced
             else f"read in place from {folder}"
         )
         lines.append(f"added version {self.label} to {config.name} ({where})")
@@ -82,6 +83,7 @@ def add_version(
     url_suffix: str | None = None,
     label_existing: str | None = None,
     root: Path | None = None,
+    site_url: str | None = None,
 ) -> Added:
     """Append version ``label`` to server ``name``'s ``versions:`` list; see the module doc.
 
@@ -98,6 +100,7 @@ def add_version(
         git_ref,
         git_subfolder,
         f"${{PROJECT_ROOT}}/source-documentation/${{MCP_NAME}}/{label}",
+        site_url,
     )
     entry = version_entry(
         label, [line for line in body if not line.startswith("#")], url_base, url_suffix
@@ -111,7 +114,7 @@ def add_version(
             raise ScaffoldError(
                 f"{name} is not versioned: it has one `source:` ({config.source.path}). To keep "
                 f"that source as the first version and add {label} after it, give it a label: "
-                f"{_command(name, label, source, git_url, git_ref, git_subfolder, url_base, url_suffix)}"
+                f"{_command(name, label, source, git_url, git_ref, git_subfolder, url_base, url_suffix, site_url)}"
                 " --label-existing OLD_LABEL (for example --label-existing 1.0)"
             )
         existing = check_label(label_existing, "--label-existing")
@@ -149,7 +152,7 @@ def add_version(
 
 def _command(name: str, label: str, *values: str | None) -> str:
     """The add_version.sh command line with these option values (those given)."""
-    options = ("--source", "--git", "--ref", "--subfolder", "--url-base", "--url-suffix")
+    options = ("--source", "--git", "--ref", "--subfolder", "--url-base", "--url-suffix", "--url")
     words = ["tools/add_version.sh", name, label]
     for option, value in zip(options, values, strict=True):
         if value is not None:
@@ -214,8 +217,8 @@ def _label_existing(
 ) -> tuple[list[str], tuple[Path, Path] | None]:
     """The ``source:`` block turned into ``versions:`` with ``existing`` and the new ``entry``.
 
-    A git source synced into the default folder (``source-documentation/NAME``) moves to
-    ``source-documentation/NAME/EXISTING``, where git versions live, so that the new version's
+    A git or site source synced into the default folder (``source-documentation/NAME``) moves to
+    ``source-documentation/NAME/EXISTING``, where synced versions live, so that the new version's
     folder is not inside it.
     """
     block = _block(lines, "source")
@@ -227,7 +230,7 @@ def _label_existing(
     body = indent(old[1:], 2)  # under "  source:" in the item
     moved = None
     default_folder = config.server_root.parents[1] / "source-documentation" / config.name
-    if config.source.git_url and Path(os.path.abspath(config.source.path)) == default_folder:
+    if config.source.synced and Path(os.path.abspath(config.source.path)) == default_folder:
         body = [_retarget(line, config, existing) for line in body]
         moved = (default_folder, default_folder / existing)
     converted = [
