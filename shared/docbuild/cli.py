@@ -364,7 +364,11 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         config = load_processing_config(args.name)
         if args.command == "sync":
-            run_sync(config)
+            try:
+                run_sync(config)
+            except KeyboardInterrupt:
+                print("sync stopped; run it again to resume where it stopped", file=sys.stderr)
+                return 130
             return 0
         lake = lake_location(config)
         if args.command == "versions":

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import shutil
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -121,8 +122,20 @@ class SiteSync:
     async def run(self) -> SyncReport:
         """Discover, fetch, remove what is gone, save the manifest."""
         began = time.monotonic()
+        created = not self.folder.exists()
         self.folder.mkdir(parents=True, exist_ok=True)
         remove_partials(self.folder)
+        try:
+            await self.sync()
+        except SiteError:
+            if created and not self.manifest.pages:  # a first sync that found nothing
+                shutil.rmtree(self.folder, ignore_errors=True)
+            raise
+        self.report.seconds = time.monotonic() - began
+        return self.report
+
+    async def sync(self) -> None:
+        """Everything :meth:`run` does once the folder is there."""
         async with PoliteClient(self.source.crawl) as client:
             self.client = client
             await self.read_robots()
@@ -151,20 +164,18 @@ class SiteSync:
                     for worker in workers:
                         worker.cancel()
             except BaseException:
-                self.checkpoint(force=True)
+                if self.manifest.pages:
+                    self.checkpoint(force=True)
                 raise
             finally:
                 self.bar.close()
             self.report.requests = client.requests
         if not self.manifest.pages and not self.failed_files:
-            self.checkpoint(force=True)
             raise SiteError(
                 f"found no documentation pages under {self.scope.prefix} (from "
                 f"{self.scope.start}): check the URL, crawl.include and crawl.exclude"
             )
         self.finish()
-        self.report.seconds = time.monotonic() - began
-        return self.report
 
     # -- robots.txt and the start page ----------------------------------------------------
 
