@@ -167,9 +167,17 @@ def fast(project: Path, origin: str) -> None:
 
 def test_resync_asks_conditionally_and_keeps_what_failed(project: Path, site: tuple[Site, str]):
     site_, origin = site
+    index = site_.body(TUTORIAL)
+    assert index is not None  # a search-highlight link: the same page under another URL
+    highlight = b'<a href="errors.html?highlight=try">try</a></body>'
+    for path in (TUTORIAL, f"{TUTORIAL}index.html"):
+        site_.pages[path] = (index[0], index[1].replace(b"</body>", highlight, 1))
     fast(project, origin)
     assert docbuild(project, "sync", NAME).returncode == 0
     before = {p.name: p.stat().st_mtime_ns for p in folder(project).glob("*.html")}
+    assert len(before) == 16  # the highlight link is known to be errors.html by its body
+    errors = manifest(project)["pages"]["errors.html"]
+    assert f"{origin}{TUTORIAL}errors.html?highlight=try" in [errors["url"], *errors["aliases"]]
 
     site_.hits.clear()
     again = docbuild(project, "sync", NAME)

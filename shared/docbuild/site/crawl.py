@@ -328,7 +328,7 @@ class SiteSync:
             return False
         name, record = old
         path = self.folder / name
-        if not self.claim(record.page_url, name, url):
+        if not self.claim(record.page_url, name, url, record.content_hash):
             return True
         self.manifest.pages[name] = record
         self.report.resumed += 1
@@ -379,7 +379,7 @@ class SiteSync:
     def unchanged(self, url: str, answer: Response) -> None:
         """A 304: the page on disk is current."""
         name, record = self.old_by_url[url]
-        if not self.claim(record.page_url, name, url):
+        if not self.claim(record.page_url, name, url, record.content_hash):
             return
         record = replace(
             record,
@@ -411,9 +411,9 @@ class SiteSync:
             self.skip(url, "left out by crawl.include or crawl.exclude (its links are followed)")
             return
         name = self.scope.file_for(page, kind)
-        if not self.claim(page, name, url):
-            return
         digest = hashlib.sha256(body).hexdigest()
+        if not self.claim(page, name, url, digest):
+            return
         old = self.previous.pages.get(name) if self.previous else None
         path = self.folder / name
         if old and old.content_hash == digest and path.is_file():
@@ -437,14 +437,17 @@ class SiteSync:
         )
         self.tick()
 
-    def claim(self, page: str, name: str, url: str) -> bool:
-        """Take ``page`` and its file for ``url``; False (a skipped duplicate) if taken."""
-        for key in (page, "file:" + name):
+    def claim(self, page: str, name: str, url: str, digest: str) -> bool:
+        """Take ``page``, its file and its content for ``url``; False (a skipped duplicate) if
+        another URL took any of them (``?highlight=`` links and the like serve the same body)."""
+        keys = (page, "file:" + name, "body:" + digest)
+        for key in keys:
             if key in self.claimed and self.claimed[key] != url:
                 self.aliases.setdefault(self.claimed[key], set()).add(url)
                 self.skip(url, f"the same page as {self.claimed[key]}")
                 return False
-        self.claimed[page] = self.claimed["file:" + name] = url
+        for key in keys:
+            self.claimed[key] = url
         self.seen.add(page)
         return True
 
