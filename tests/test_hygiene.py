@@ -18,6 +18,11 @@ from docbuild.hygiene import furniture
         ("include::diff-options.txt[]", "include directive"),
         ("OPTIONS\n-------", "setext underline"),
         ('<div class="sidebar">menu</div>', "HTML tag"),
+        ("{{< new-in 0.123.0 >}}", "shortcode"),
+        ('{{% include "_common/x.md" %}}', "shortcode"),
+        ("{% highlight ruby %}", "Liquid tag"),
+        ("[where]: /functions/collections/where/", "link reference definition"),
+        ("A [page resource](g) is a file.", "glossary link"),
     ],
 )
 def test_furniture_is_flagged(text: str, kind: str):
@@ -33,6 +38,10 @@ def test_furniture_is_flagged(text: str, kind: str):
         "Paragraph.\n\n---\n\nAfter a rule.",  # a Markdown rule, not an underline
         "| a | b |\n|---|---|\n| 1 | 2 |",
         "The meeting is at 10:30: bring notes.",
+        "Use `{{< figure >}}` or `{% raw %}` in your templates.",  # inline code
+        "A set such as {a, b} and a map {key: value}.",
+        "See [the guide](https://example.org/g) and [x][1].",
+        "[1]: A footnote, as reStructuredText has them.",
     ],
 )
 def test_clean_text_passes(text: str):

@@ -2,12 +2,17 @@
 
 from pathlib import Path
 
-from docbuild.processors.markdown import (
-    MarkdownProcessor,
-    document_url,
-    split_front_matter,
-    split_sections,
-)
+from docbuild.processors.commonmark import sections_of
+from docbuild.processors.markdown import MarkdownProcessor, split_front_matter
+from docbuild.processors.markdown_text import document_url
+
+
+def split_sections(body: str, title: str | None) -> tuple[list, str | None]:
+    """Sections of ``body`` under ``title`` (None: its H1, else "fallback"), and the note on an
+    unclosed fence."""
+    read = sections_of(body, title, "fallback")
+    note = f"never closed at line {read.unclosed_fence}" if read.unclosed_fence else None
+    return read.sections, note
 
 
 def test_front_matter_parsed_and_broken_front_matter_reported():
@@ -36,7 +41,7 @@ def test_sections_follow_headings_but_not_inside_code():
 
 
 def test_h1_becomes_root_and_heading_only_sections_merge_forward():
-    sections, _ = split_sections("# Title\n\n## Empty\n\n### Child\n\ncontent", "fallback")
+    sections, _ = split_sections("# Title\n\n## Empty\n\n### Child\n\ncontent", None)
     assert len(sections) == 1
     assert sections[0].hierarchy == ["Title", "Empty", "Child"]
     assert sections[0].text.startswith("# Title")

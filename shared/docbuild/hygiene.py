@@ -1,5 +1,5 @@
 """Chunk quality figures: token lengths, balanced fences, breadcrumbs, and page furniture and
-markup that must never reach a chunk (found line by line).
+markup that must never reach a chunk, site generators' included (found line by line).
 
 Used by the build summary (share of chunks with furniture, goal 0) and by the processor tests.
 Fenced code and inline code spans are not inspected: code may legitimately hold ``----``,
@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 
 from docbuild.chunker import Chunk, embedded_breadcrumb, fence_balanced
-from docbuild.processors.markdown import Fence, open_fence
+from docbuild.processors.markdown_text import Fence, open_fence
 from docbuild.tokens import TokenCounter
 
 RECOUNT_MARGIN = 8  # chunks this close to the token limit are recounted whole (measure_hygiene)
@@ -46,9 +46,14 @@ MARKERS: list[tuple[str, re.Pattern[str]]] = [
     # a closing tag, or an opening one with attributes: `<style>` alone is a placeholder in prose
     ("HTML tag", re.compile(r"</(?:div|span|a|p|nav|script|style|table|td|tr|dl|dt|dd)>")),
     ("HTML tag", re.compile(r"<(?:div|span|a|p|nav|script|style|table|td|tr|dl|dt|dd)\s+\w+=")),
+    ("shortcode", re.compile(r"\{\{[<%]")),
+    ("Liquid tag", re.compile(r"\{%-?\s*[a-z]")),
+    # not a footnote ("[1]: text", as the reStructuredText reader writes them)
+    ("link reference definition", re.compile(r"^ {0,3}\[(?!\^?\d+\])[^\]]+\]:\s*\S")),
+    ("glossary link", re.compile(r"\]\(g\)")),
 ]
 TRIGGERS = ("¶", ".. ", ":`", "System Message", "Unknown ", "/1)", "/2)", "/3)", "/4)", "linkgit:")
-TRIGGERS += ("include::", "<", "===", "---", "~~~", "^^^", "+++")
+TRIGGERS += ("include::", "<", "===", "---", "~~~", "^^^", "+++", "{{", "{%", "]:", "](g)")
 """Strings every marker, underline or chrome line holds one of: a text with none is clean, and
 most chunks are found clean this way without being read line by line."""
 

@@ -39,7 +39,7 @@ from pathlib import Path, PurePosixPath
 import lxml.html
 
 from docbuild.documents import Document, FileProblem, Section, SkipFile
-from docbuild.processors.markdown import (
+from docbuild.processors.markdown_text import (
     document_url,
     fenced,
     merge_heading_only,

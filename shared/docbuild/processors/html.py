@@ -21,7 +21,7 @@ import lxml.html
 from lxml.html import HtmlElement
 
 from docbuild.documents import Document, FileProblem, Section, SkipFile
-from docbuild.processors.markdown import fenced, merge_heading_only, title_from_path
+from docbuild.processors.markdown_text import fenced, merge_heading_only, title_from_path
 from docbuild.processors.text import read_text
 
 HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import re
 
-from docbuild.processors.markdown import Fence, MarkdownProcessor, open_fence
+from docbuild.processors.markdown import MarkdownProcessor
+from docbuild.processors.markdown_text import Fence, open_fence
 
 HTML_TAGS = frozenset(
     [

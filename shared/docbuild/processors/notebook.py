@@ -12,7 +12,8 @@ import json
 from pathlib import Path
 
 from docbuild.documents import Document, FileProblem, SkipFile
-from docbuild.processors.markdown import MarkdownProcessor, fenced
+from docbuild.processors.markdown import MarkdownProcessor
+from docbuild.processors.markdown_text import fenced
 from docbuild.processors.text import read_text
 
 MAX_OUTPUT_LINES = 12

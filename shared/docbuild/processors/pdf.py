@@ -12,7 +12,7 @@ from pathlib import Path
 import pypdfium2 as pdfium
 
 from docbuild.documents import Document, FileProblem, Section, SkipFile
-from docbuild.processors.markdown import title_from_path
+from docbuild.processors.markdown_text import title_from_path
 
 MIN_CHARS_PER_PAGE = 80
 

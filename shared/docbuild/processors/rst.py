@@ -14,7 +14,7 @@ from pathlib import Path, PurePosixPath
 from docutils import nodes
 
 from docbuild.documents import Document, FileProblem, Section, SkipFile, with_description
-from docbuild.processors.markdown import document_url, merge_heading_only, title_from_path
+from docbuild.processors.markdown_text import document_url, merge_heading_only, title_from_path
 from docbuild.processors.sphinx_rst import Message, parse
 from docbuild.processors.text import read_text
 
