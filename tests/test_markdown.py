@@ -94,3 +94,123 @@ def test_the_front_matter_description_opens_the_page():
     # said already: not twice
     (doc,), _ = parse(meta + "\nShortens text without\ncutting words. More.\n", "t.md")
     assert doc.sections[0].text.count("Shortens") == 1
+
+
+HUGO_PAGE = """---
+title: Figures
+---
+
+Use the figure shortcode {{< new-in 0.123.0 >}} to show a [page resource](g).
+See [where] and the [docs](https://gohugo.io/docs/) for more.
+
+{{< code-toggle file=hugo >}}
+[markup.goldmark]
+unsafe = true
+{{< /code-toggle >}}
+
+{{< code-toggle config=privacy.x />}}
+
+{{< highlight go "linenos=table" >}}
+fmt.Println("hi")
+{{< /highlight >}}
+
+{{< figure
+  src="zion.jpg"
+  caption="Zion National Park"
+>}}{class="wide"}
+
+{{% details summary="Why not YAML?" %}}
+Because **TOML** came first.
+{{% /details %}}
+
+{{< deprecated-in 0.120.0 >}}
+Use `.Site.Params` instead.
+{{< /deprecated-in >}}
+
+{{% include "_common/note.md" %}}
+
+```go-html-template
+{{< figure src="kept-in-code.jpg" >}}
+```
+
+> [!WARNING]
+> Back up your site first.
+
+A push[^1] triggers a build. Press <kbd>Ctrl</kbd> and replace <file> with yours.
+
+[where]: /functions/collections/where/
+[^1]: The repository holds the project.
+"""
+
+
+def test_hugo_markup_is_translated_not_leaked(tmp_path: Path):
+    from docbuild.hygiene import furniture
+
+    (tmp_path / "_common").mkdir()
+    (tmp_path / "_common" / "note.md").write_text(
+        "---\n_comment: Do not remove front matter.\n---\n\nIncluded text about caches.\n"
+    )
+    (tmp_path / "figures.md").write_text(HUGO_PAGE)
+    (doc,), problems = MarkdownProcessor().process(tmp_path / "figures.md", "figures.md")
+    assert not problems
+    text = "\n\n".join(s.text for s in doc.sections)
+    assert furniture(text) == []  # no shortcode, link reference line or (g) link left
+    assert "New in 0.123.0 to show a page resource." in text
+    assert "See where and the [docs](https://gohugo.io/docs/) for more." in text
+    assert "```toml\n[markup.goldmark]\nunsafe = true\n```" in text
+    assert '```go\nfmt.Println("hi")\n```' in text
+    assert "Zion National Park" in text and "zion.jpg" not in text
+    assert "Why not YAML?: Because **TOML** came first." in text
+    assert "Deprecated in 0.120.0: Use `.Site.Params` instead." in text
+    assert "Included text about caches." in text and "_comment" not in text
+    assert '{{< figure src="kept-in-code.jpg" >}}' in text  # code is code
+    assert "> Warning: Back up your site first." in text
+    assert "A push[1] triggers a build." in text and "[1] The repository holds" in text
+    assert "Press Ctrl and replace <file> with yours." in text
+    assert "/functions/collections/where/" not in text and "privacy" not in text
+    assert doc.dependencies == [str((tmp_path / "_common" / "note.md").resolve())]
+
+
+def test_other_generators_markup_is_translated():
+    from docbuild.hygiene import furniture
+
+    body = """Intro.
+
+!!! note "Mind the cache"
+    Clear it after an upgrade.
+
+    Then restart.
+
+{% highlight ruby %}
+puts "hi"
+{% endhighlight %}
+
+{% include footer.html %}
+
+:::tip Faster builds
+Use the cache.
+:::
+
+<details><summary>More</summary><p>Hidden text.</p></details>
+"""
+    (section,) = sections_of(body, "T", "T").sections
+    assert furniture(section.text) == []
+    assert "Note: Mind the cache: Clear it after an upgrade.\n\nThen restart." in section.text
+    assert '```ruby\nputs "hi"\n```' in section.text and "footer" not in section.text
+    assert "Tip: Faster builds: Use the cache." in section.text
+    assert "More\n\nHidden text." in section.text and "<details>" not in section.text
+
+
+def test_links_to_other_pages_become_absolute_with_a_url_base():
+    body = (
+        "See [where](/functions/where/), [setup](setup.md#install), [the index](../index.md),\n"
+        "a [term](g), [below](#later) and [Go](https://go.dev/).\n"
+    )
+    (doc,), _ = MarkdownProcessor("https://x.org/docs").parse(body, "guide/intro.md")
+    text = doc.sections[0].text
+    assert "[where](https://x.org/functions/where/)" in text
+    assert "[setup](https://x.org/docs/guide/setup#install)" in text
+    assert "[the index](https://x.org/docs/)" in text
+    assert "a term, below and [Go](https://go.dev/)." in text
+    (doc,), _ = MarkdownProcessor().parse(body, "guide/intro.md")  # no URL: links read as text
+    assert doc.sections[0].text.startswith("See where, setup, the index,\na term, below and [Go]")

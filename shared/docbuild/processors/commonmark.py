@@ -16,6 +16,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
+from urllib.parse import urljoin
 
 import lxml.etree
 import lxml.html
@@ -94,6 +95,9 @@ HTML_TAG_NAMES = frozenset(
     ]
 )
 """HTML elements whose tags are dropped from text (a ``<file>`` placeholder is kept)."""
+_BLOCKS = "p div summary details li dt dd tr table pre blockquote section figure figcaption h1"
+BLOCK_ELEMENTS = frozenset(f"{_BLOCKS} h2 h3 h4 h5 h6 ul ol dl".split(" "))
+"""Elements whose text is a paragraph of its own when an HTML block is read as text."""
 LOOKALIKE = re.compile(r"^(\s*)(`{3,}|~{3,}|#{1,6}(?:\s|$)|(?:={3,}|-{3,})\s*$)")
 ALERTS = {"note", "tip", "important", "warning", "caution", "info", "danger", "hint"}
 GENERATED = frozenset(
@@ -142,6 +146,7 @@ class Writer:
     """Writes tokens back as Markdown; ``include`` reads the files Hugo's ``include`` names."""
 
     include: Include | None = None
+    page_url: str | None = None  # the page's published URL: site links are made absolute
     depth: int = 0
     included: list[str] = field(default_factory=list)  # paths of the files included
 
@@ -174,7 +179,7 @@ class Writer:
         if text is None:
             return []
         self.included.append(markup.first)
-        nested = Writer(self.include, self.depth + 1, self.included)
+        nested = Writer(self.include, self.page_url, self.depth + 1, self.included)
         return [(None, body) for _, body in nested.blocks(parser().parse(text)) if body.strip()]
 
     def block(self, tokens: list[Token]) -> str:
@@ -306,6 +311,20 @@ class Writer:
             return body
         return f"{label}: {body}" if body else label
 
+    def link_target(self, href: str) -> str | None:
+        """The URL a link keeps: an absolute one as it is, a link to another page of the site
+        made absolute against the page's URL when it has one; None (the link reads as its
+        text) otherwise, and for a glossary link ``(g)`` or a link within the page."""
+        if href.startswith(("http://", "https://")):
+            return href
+        if not self.page_url or href in ("", "g") or href.startswith(("#", "mailto:")):
+            return None
+        path, sep, anchor = href.partition("#")
+        stem, dot, extension = path.rpartition(".")
+        if dot and extension.lower() in ("md", "mdx", "markdown"):  # a link to a source file
+            path = stem.removesuffix("_index").removesuffix("index")
+        return urljoin(self.page_url, path) + sep + anchor
+
     def inline(self, children: list[Token]) -> str:
         """Inline tokens as Markdown text (see the module doc for links and images)."""
         out: list[str] = []
@@ -324,7 +343,7 @@ class Writer:
                 out.append("~~")
             elif kind == "link_open":
                 href = str(child.attrs.get("href") or "")
-                kept = href if href.startswith(("http://", "https://")) else None
+                kept = self.link_target(href)
                 links.append(kept)
                 if kept:
                     out.append("[")
@@ -420,7 +439,11 @@ def html_text(block: str) -> str:
         return ""
     for dropped in root.xpath("//script|//style|//comment()"):
         dropped.drop_tree()
-    return re.sub(r"[ \t]+\n", "\n", root.text_content()).strip()
+    for element in root.iter():
+        if isinstance(element.tag, str) and element.tag in BLOCK_ELEMENTS:
+            element.tail = "\n\n" + (element.tail or "")
+    text = re.sub(r"[ \t]+\n", "\n", root.text_content())
+    return re.sub(r"\n{3,}", "\n\n", text).strip()
 
 
 def escape_lines(text: str) -> str:
@@ -468,12 +491,17 @@ def first_h1(tokens: list[Token], writer: Writer) -> str | None:
 
 
 def sections_of(
-    body: str, title: str | None, fallback: str, include: Include | None = None
+    body: str,
+    title: str | None,
+    fallback: str,
+    include: Include | None = None,
+    page_url: str | None = None,
 ) -> Parsed:
     """Split Markdown ``body`` into sections by heading, as clean Markdown. Every section's
     hierarchy starts with the document's title: ``title``, else its first H1, else
-    ``fallback``; a leading H1 is the title's heading."""
-    writer = Writer(include)
+    ``fallback``; a leading H1 is the title's heading. Links to other pages are made absolute
+    against ``page_url`` when given."""
+    writer = Writer(include, page_url)
     tokens = parser().parse(body)
     named = title or first_h1(tokens, writer)
     title = named or fallback

@@ -63,7 +63,9 @@ class MarkdownProcessor:
             problems.append(FileProblem(relative, note, skipped=False))
         body = self.clean(body)
         given = str(metadata.get("title") or "").strip() or None
-        read = sections_of(body, given, title_from_path(relative), self.includer(path, relative))
+        url = document_url(self.url_base, relative, metadata, self.url_suffix)
+        include = self.includer(path, relative)
+        read = sections_of(body, given, title_from_path(relative), include, url)
         title, named, sections = read.title, read.named, read.sections
         if read.unclosed_fence is not None:
             note = f"code fence opened at line {read.unclosed_fence} is never closed; closed at end of file"
@@ -72,7 +74,6 @@ class MarkdownProcessor:
         sections = with_description(
             sections, title, description if isinstance(description, str) else None
         )
-        url = document_url(self.url_base, relative, metadata, self.url_suffix)
         doc = Document(
             relative,
             relative,
