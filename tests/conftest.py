@@ -110,3 +110,53 @@ def mojo_two_versions(mojo_two_versions_build) -> Path:
     once per session with the real model. Returns the server root (``servers/mojo-versions``
     under a throw-away project root, ``root.parents[1]``); skips when the corpora are absent."""
     return mojo_two_versions_build[0]
+
+
+FAST_MODULES = frozenset(
+    {
+        "test_arrays",
+        "test_asciidoc",
+        "test_build_lock",
+        "test_chunker",
+        "test_context",
+        "test_docs_links",
+        "test_encoder",
+        "test_evaluate",
+        "test_fusion",
+        "test_html",
+        "test_hygiene",
+        "test_keyword",
+        "test_markdown",
+        "test_mdx",
+        "test_notebook",
+        "test_rst",
+        "test_site_sync",
+        "test_sources",
+        "test_step_cache",
+        "test_tokens",
+    }
+)
+"""The inner loop (``tools/run_tests.sh --fast``, under two minutes): readers, chunking, search
+parts, links and site syncs; no large corpus built, no outside server started. Tests marked
+``slow`` in these modules are left out too."""
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--fast",
+        action="store_true",
+        help="only the tests of FAST_MODULES not marked slow (the inner loop, under 2 minutes)",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """With ``--fast``, deselect what the inner loop leaves to the full run."""
+    if not config.getoption("--fast"):
+        return
+    keep: list[pytest.Item] = []
+    drop: list[pytest.Item] = []
+    for item in items:
+        fast = item.module.__name__ in FAST_MODULES and item.get_closest_marker("slow") is None
+        (keep if fast else drop).append(item)
+    config.hook.pytest_deselected(items=drop)
+    items[:] = keep

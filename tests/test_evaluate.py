@@ -219,6 +219,7 @@ def scifact_subset(tmp_path_factory, embedder):
     return root / "servers" / "scifact-smoke", judged
 
 
+@pytest.mark.slow
 def test_smoke_eval_on_a_scifact_subset(scifact_subset):
     server, judged = scifact_subset
     scores = {
