@@ -15,8 +15,9 @@ from pathlib import Path
 from docbuild.chunker import Chunker, fence_balanced
 from docbuild.config import ChunkingConfig, ProcessingConfig, SourceConfig
 from docbuild.discover import discover_sources
+from docbuild.formats import FORMATS
 from docbuild.hygiene import furniture
-from docbuild.processors import FORMATS, processor_for
+from docbuild.processors import processor_for
 from docbuild.tokens import TokenCounter
 
 MARKUP = {"shortcode", "Liquid tag", "link reference definition", "glossary link"}

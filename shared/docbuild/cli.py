@@ -30,9 +30,9 @@ from docbuild.config import (
 from docbuild.distribution import describe, package
 from docbuild.distribution.bundle import PLATFORMS, BundleError
 from docbuild.doc_versions import add_version
+from docbuild.formats import FORMATS
 from docbuild.lake import diff_snapshots, lake_location, list_snapshots
 from docbuild.pipeline import Build, BuildError, format_summary
-from docbuild.processors import FORMATS
 from docbuild.scaffold import ScaffoldError, scaffold
 from docbuild.sync import NothingToSync, SyncError, sync_source
 

@@ -15,6 +15,8 @@ from typing import Any
 
 from docserve.settings import SettingsError, load_yaml
 
+from docbuild.formats import FORMATS
+
 NAME_PATTERN = re.compile(r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$")
 LABEL_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 """A documentation version's label: it names a folder (git syncs) and shows in ids and URLs."""
@@ -485,8 +487,6 @@ def _lake(data: dict[str, Any], path: Path) -> LakeConfig:
 
 
 def _format(value: object, path: Path) -> str:
-    from docbuild.processors import FORMATS
-
     if value not in FORMATS:
         raise ConfigError(f"{path}: unknown format {value!r}: use one of {', '.join(FORMATS)}")
     return str(value)

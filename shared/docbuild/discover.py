@@ -8,7 +8,7 @@ from pathlib import Path
 
 from docbuild.config import ProcessingConfig
 from docbuild.documents import FileProblem
-from docbuild.processors import DEFAULT_EXCLUDES, DEFAULT_PATTERNS
+from docbuild.formats import DEFAULT_EXCLUDES, DEFAULT_PATTERNS
 
 ALWAYS_EXCLUDED = ["**/.*", "**/.*/**", "**/node_modules/**"]
 

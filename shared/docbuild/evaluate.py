@@ -34,7 +34,7 @@ from docserve.rerank import make_reranker
 from docserve.search import SearchEngine, SearchResult, SectionRef, other_sections
 from docserve.store import ChunkStore
 
-from docbuild.processors import EXTENSIONS
+from docbuild.formats import EXTENSIONS
 
 HIT_AT = (1, 3, 5, 10)
 HISTORY_FILE = "history.jsonl"  # in servers/NAME/eval/: one line per eval run

@@ -19,7 +19,7 @@ from docbuild.config import (
     server_root,
     underscored,
 )
-from docbuild.processors import FORMATS
+from docbuild.formats import FORMATS
 
 TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
 
