@@ -19,13 +19,14 @@ import tempfile
 import time
 from pathlib import Path
 
+from docbuild.build_report import format_summary
 from docbuild.chunker import Chunker
 from docbuild.config import load_processing_config
-from docbuild.discover import discover
 from docbuild.embedding.local import LocalEmbedder
-from docbuild.pipeline import Build, format_summary
+from docbuild.pipeline import Build
 from docbuild.processors import processor_for
 from docbuild.scaffold import scaffold
+from docbuild.stages.discover import discover
 from docbuild.sync import sync_source
 from docbuild.tokens import TokenCounter
 

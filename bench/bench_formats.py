@@ -23,8 +23,9 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from docbuild.build_report import format_summary
 from docbuild.config import load_processing_config
-from docbuild.pipeline import Build, format_summary
+from docbuild.pipeline import Build
 
 REPO = Path(__file__).resolve().parents[1]
 CORPORA = REPO.parent / "shared" / "corpora"

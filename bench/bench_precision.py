@@ -21,9 +21,10 @@ from pathlib import Path
 
 from bench_formats import BUILDS, CORPORA, REPO, tool
 from bench_server import cold_start, script_command
+from docbuild.build_report import format_summary
 from docbuild.config import load_processing_config
 from docbuild.embedding.quantize import int8_encoder
-from docbuild.pipeline import Build, format_summary
+from docbuild.pipeline import Build
 from docserve.encoder import default_model_dir
 
 QUESTIONS = REPO / "tests" / "eval"

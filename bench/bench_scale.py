@@ -63,7 +63,7 @@ def stage_generate(rows: str, parquet: str, *pools: str) -> None:
 
 
 def stage_snapshot(parquet: str, lake_dir: str) -> None:
-    from docbuild.lake import LakeLocation, snapshot_chunks
+    from docbuild.stages.snapshot import LakeLocation, snapshot_chunks
 
     lake = LakeLocation(f"{lake_dir}/catalog.ducklake", f"{lake_dir}/data/")
     snap = snapshot_chunks(lake, Path(parquet), "synthetic", {})
@@ -71,8 +71,8 @@ def stage_snapshot(parquet: str, lake_dir: str) -> None:
 
 
 def stage_materialize(lake_dir: str, snapshot: str, database: str, info: str) -> None:
-    from docbuild.lake import LakeLocation
-    from docbuild.materialize import materialize
+    from docbuild.stages.materialize import materialize
+    from docbuild.stages.snapshot import LakeLocation
 
     lake = LakeLocation(f"{lake_dir}/catalog.ducklake", f"{lake_dir}/data/")
     build_info = json.loads(Path(info).read_text())

@@ -13,9 +13,10 @@ import argparse
 import tempfile
 from pathlib import Path
 
+from docbuild.build_report import format_summary
 from docbuild.config import load_processing_config
 from docbuild.evaluate import evaluate, load_beir, markdown_table, open_engine
-from docbuild.pipeline import Build, format_summary
+from docbuild.pipeline import Build
 from docbuild.scaffold import scaffold
 
 REPO = Path(__file__).resolve().parents[1]

@@ -276,7 +276,12 @@ def grow(database: Path, target: Path, scale: int, hnsw: bool) -> float:
     documents, vectors jittered), indexed as the build indexes it."""
     from docbuild.config import IndexConfig
     from docbuild.fulltext import create_full_text_index
-    from docbuild.materialize import FTS_FIELDS, FTS_OPTIONS, _sql_options, write_search_index
+    from docbuild.stages.materialize import (
+        FTS_FIELDS,
+        FTS_OPTIONS,
+        _sql_options,
+        write_search_index,
+    )
     from docserve.config import SearchSettings
     from docserve.duck import connect
 

@@ -76,7 +76,7 @@ def routes(client, name: str) -> dict[str, str]:
 
 
 def _snapshots(ui, name: str) -> list[dict]:
-    from docbuild.lake import lake_location, list_snapshots
+    from docbuild.stages.snapshot import lake_location, list_snapshots
 
     try:
         return list_snapshots(lake_location(ui.project.server(name).config))

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
+    from docbuild.build_report import BuildReport
     from docbuild.config import ProcessingConfig
-    from docbuild.pipeline import BuildReport
 
 REPO = Path(__file__).resolve().parents[1]
 CORPORA = REPO.parent / "shared" / "corpora"

@@ -6,10 +6,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from docbuild.build_report import BuildError, format_summary
 from docbuild.config import load_processing_config
-from docbuild.lake import LAKE_ALIAS, lake_location, list_snapshots
-from docbuild.pipeline import Build, BuildError, format_summary
+from docbuild.pipeline import Build
 from docbuild.scaffold import scaffold
+from docbuild.stages.snapshot import LAKE_ALIAS, lake_location, list_snapshots
 from docserve.duck import connect
 from pdfmaker import write_pdf
 

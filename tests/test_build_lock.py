@@ -26,8 +26,8 @@ import pytest
 from conftest import REPO, build_pages
 from docbuild.build_lock import LOCK_NAME, BuildLocked, build_lock
 from docbuild.config import ProcessingConfig
-from docbuild.lake import lake_location, list_snapshots
 from docbuild.pipeline import Build
+from docbuild.stages.snapshot import lake_location, list_snapshots
 from docserve.duck import connect
 from endpoints import EmbeddingEndpoint, running
 

@@ -25,11 +25,12 @@ import httpx
 import numpy as np
 import pytest
 import yaml
+from docbuild.build_report import BuildError, format_summary
 from docbuild.config import ConfigError, OpenAIConfig, ProcessingConfig, load_processing_config
 from docbuild.embedding import EmbeddingError
 from docbuild.embedding.cache import EmbeddingCache
 from docbuild.embedding.openai import HEALTH_TEXT, OpenAIEmbedder
-from docbuild.pipeline import Build, BuildError, format_summary
+from docbuild.pipeline import Build
 from docbuild.scaffold import scaffold
 from docserve.duck import connect
 from endpoints import (

@@ -20,9 +20,9 @@ import pytest
 from conftest import REPO
 from docbuild.ask import ask, server_script
 from docbuild.config import ProcessingConfig, load_processing_config
-from docbuild.lake import lake_location, list_snapshots
 from docbuild.pipeline import EMBED_GROUP, Build
 from docbuild.scaffold import scaffold
+from docbuild.stages.snapshot import lake_location, list_snapshots
 from endpoints import EmbeddingEndpoint, running
 
 NAME = "faulty"

@@ -15,9 +15,10 @@ from pathlib import Path
 import pytest
 from conftest import REPO, corpus
 from docbuild.ask import server_script
+from docbuild.build_report import BuildReport
 from docbuild.config import load_processing_config
 from docbuild.evaluate import strip_extension
-from docbuild.pipeline import Build, BuildReport
+from docbuild.pipeline import Build
 from docserve.duck import connect
 from fastmcp import Client
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from docbuild.fulltext import SCHEMA, create_full_text_index
-from docbuild.materialize import FTS_FIELDS, FTS_OPTIONS, _sql_options
+from docbuild.stages.materialize import FTS_FIELDS, FTS_OPTIONS, _sql_options
 from docserve.codeterms import code_terms
 from docserve.duck import connect
 

@@ -25,11 +25,18 @@ import boto3
 import pytest
 import test_lake_postgres
 from conftest import REPO
+from docbuild.build_report import BuildError
 from docbuild.cli import main
 from docbuild.config import ConfigError, load_processing_config
-from docbuild.lake import LakeError, LakeLocation, diff_snapshots, lake_location, list_snapshots
-from docbuild.pipeline import Build, BuildError
+from docbuild.pipeline import Build
 from docbuild.scaffold import scaffold
+from docbuild.stages.snapshot import (
+    LakeError,
+    LakeLocation,
+    diff_snapshots,
+    lake_location,
+    list_snapshots,
+)
 from docserve.duck import connect
 from test_lake_postgres import Postgres, database_rows, free_port, write_docs
 

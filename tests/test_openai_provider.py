@@ -17,11 +17,12 @@ from pathlib import Path
 import httpx
 import numpy as np
 import pytest
+from docbuild.build_report import BuildReport
 from docbuild.config import OpenAIConfig, ProcessingConfig, load_processing_config
 from docbuild.embedding import EmbeddingError
 from docbuild.embedding import openai as openai_module
 from docbuild.embedding.openai import OpenAIEmbedder
-from docbuild.pipeline import Build, BuildReport
+from docbuild.pipeline import Build
 from docbuild.scaffold import scaffold
 from docserve.duck import connect
 from endpoints import MODEL_DIR as MODEL_DIR  # re-exported: test_max_provider imports it here

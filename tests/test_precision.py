@@ -17,9 +17,9 @@ import pytest
 from conftest import build_pages
 from docbuild.config import DEFAULT_PRECISION, ConfigError, load_processing_config
 from docbuild.distribution import package
-from docbuild.package import WEIGHTS_FILE
 from docbuild.pipeline import Build
 from docbuild.scaffold import scaffold
+from docbuild.stages.package import WEIGHTS_FILE
 from docserve.doctor import file_sha256, model_checksums
 from docserve.encoder import default_model_dir
 from docserve.store import open_read_only, read_build_info

@@ -15,8 +15,8 @@ from importlib import metadata
 from pathlib import Path
 
 import pytest
-from docbuild.package import RUNTIME_SOURCE, install_runtime
 from docbuild.scaffold import TEMPLATES, render
+from docbuild.stages.package import RUNTIME_SOURCE, install_runtime
 
 REPO = Path(__file__).resolve().parents[1]
 SOURCE = RUNTIME_SOURCE / "docserve"

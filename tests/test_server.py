@@ -29,8 +29,9 @@ from typing import Any
 import httpx
 import numpy as np
 import pytest
+from docbuild.build_report import BuildReport
 from docbuild.config import load_processing_config
-from docbuild.pipeline import Build, BuildReport
+from docbuild.pipeline import Build
 from docbuild.scaffold import scaffold
 from docserve.crossencoder import CrossEncoder
 from docserve.duck import connect

@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 from conftest import corpus
 from docbuild.config import ConfigError, JsonlConfig
-from docbuild.discover import discover
 from docbuild.documents import SkipFile
 from docbuild.processors import processor_for
 from docbuild.processors.jsonl import JsonlProcessor
 from docbuild.processors.pdf import PdfProcessor
+from docbuild.stages.discover import discover
 from docserve.settings import apply_env_overrides, substitute
 from pdfmaker import write_pdf
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 from conftest import REPO
 from docbuild.config import load_processing_config
-from docbuild.lake import diff_snapshots, lake_location, list_snapshots
 from docbuild.pipeline import Build
 from docbuild.scaffold import scaffold
+from docbuild.stages.snapshot import diff_snapshots, lake_location, list_snapshots
 from docserve.duck import connect
 
 

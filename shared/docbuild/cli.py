@@ -16,6 +16,7 @@ from pathlib import Path
 
 from docbuild import ask
 from docbuild.build_lock import BuildLocked
+from docbuild.build_report import BuildError, format_summary
 from docbuild.client_config import CLIENTS, INSTALLS, client_config
 from docbuild.config import (
     DEFAULT_PRECISION,
@@ -31,9 +32,9 @@ from docbuild.distribution import describe, package
 from docbuild.distribution.bundle import PLATFORMS, BundleError
 from docbuild.doc_versions import add_version
 from docbuild.formats import FORMATS
-from docbuild.lake import diff_snapshots, lake_location, list_snapshots
-from docbuild.pipeline import Build, BuildError, format_summary
+from docbuild.pipeline import Build
 from docbuild.scaffold import ScaffoldError, scaffold
+from docbuild.stages.snapshot import diff_snapshots, lake_location, list_snapshots
 from docbuild.sync import NothingToSync, SyncError, sync_source
 
 

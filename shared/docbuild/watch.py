@@ -14,10 +14,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from docbuild.build_report import BuildError, format_summary, log
 from docbuild.config import ConfigError, EmbeddingConfig, ProcessingConfig, load_processing_config
-from docbuild.discover import discover_sources
 from docbuild.embedding import Embedder, EmbeddingError, make_embedder
-from docbuild.pipeline import Build, BuildError, format_summary, log
+from docbuild.pipeline import Build
+from docbuild.stages.discover import discover_sources
 from docbuild.sync import SyncError, sync_source
 
 State = dict[str, tuple[int, int]]  # path -> (mtime in ns, size)

@@ -33,8 +33,8 @@ from docbuild.distribution.registry import mcp_name_marker, server_json
 from docbuild.distribution.release import Release, resolve
 from docbuild.distribution.wheel import json_bytes, write_wheel
 from docbuild.embedding.local import model_folder
-from docbuild.package import WEIGHTS_FILE, bundle_model, write_checksums
 from docbuild.scaffold import TEMPLATES, render
+from docbuild.stages.package import WEIGHTS_FILE, bundle_model, write_checksums
 
 
 @dataclass

@@ -23,7 +23,7 @@ from docserve.doctor import INSTALL_FILE
 
 from docbuild.distribution.release import Release
 from docbuild.distribution.wheel import FIXED_TIME, json_bytes, tree
-from docbuild.package import RUNTIME_PACKAGE, RUNTIME_SOURCE, SKILL_FILE, encoder_files
+from docbuild.stages.package import RUNTIME_PACKAGE, RUNTIME_SOURCE, SKILL_FILE, encoder_files
 
 MANIFEST_VERSION = "0.3"
 

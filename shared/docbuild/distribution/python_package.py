@@ -18,7 +18,7 @@ from docserve.encoder import read_model_id
 from docbuild import __version__
 from docbuild.distribution.release import Release
 from docbuild.distribution.wheel import WheelSpec, json_bytes, tree
-from docbuild.package import RUNTIME_PACKAGE, RUNTIME_SOURCE, SKILL_FILE, encoder_files
+from docbuild.stages.package import RUNTIME_PACKAGE, RUNTIME_SOURCE, SKILL_FILE, encoder_files
 
 MODEL_PREFIX = "docs-mcp-model-"
 

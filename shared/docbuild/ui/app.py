@@ -35,7 +35,7 @@ from starlette.staticfiles import StaticFiles
 
 from docbuild.build_lock import BuildLocked
 from docbuild.config import ConfigError
-from docbuild.lake import diff_snapshots, lake_location, list_snapshots
+from docbuild.stages.snapshot import diff_snapshots, lake_location, list_snapshots
 from docbuild.ui import charts
 from docbuild.ui.builds import Builds
 from docbuild.ui.servers import Project, Server, UnknownServer, headline

@@ -31,8 +31,8 @@ from docserve.vectors import VectorIndex
 
 from docbuild.config import IndexConfig
 from docbuild.fulltext import create_full_text_index
-from docbuild.lake import LAKE_ALIAS, LakeLocation
 from docbuild.partition import partition_count, partitioned_index
+from docbuild.stages.snapshot import LAKE_ALIAS, LakeLocation
 
 FTS_OPTIONS = {
     "stemmer": "porter",

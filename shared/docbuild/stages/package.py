@@ -21,7 +21,7 @@ from docbuild.client_config import CLIENTS, client_config
 from docbuild.config import underscored
 from docbuild.scaffold import TEMPLATES, render
 
-RUNTIME_SOURCE = Path(__file__).resolve().parents[1] / "runtime"
+RUNTIME_SOURCE = Path(__file__).resolve().parents[2] / "runtime"
 RUNTIME_PACKAGE = "docserve"
 WEIGHTS_FILE = "model.safetensors"
 MODEL_FILES = (

@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from docbuild.config import DocVersion
-from docbuild.discover import SourceFile
 from docbuild.documents import Document, FileProblem, SkipFile
 from docbuild.processors import processor_for
+from docbuild.stages.discover import SourceFile
 from docbuild.workers import ordered_map
 
 Stamp = tuple[int, int] | None  # (mtime in ns, size); None for a file that does not exist
