@@ -27,74 +27,15 @@ from mdit_py_plugins.footnote import footnote_plugin
 from mdit_py_plugins.front_matter import front_matter_plugin
 
 from docbuild.documents import Section
-from docbuild.processors.markdown_text import code_span, fenced, merge_heading_only, plain_heading
+from docbuild.processors.markdown_text import (
+    HTML_TAGS,
+    code_span,
+    fenced,
+    merge_heading_only,
+    plain_heading,
+)
 from docbuild.processors.shortcodes import Markup, site_markup_plugin
 
-HTML_TAG_NAMES = frozenset(
-    [
-        "a",
-        "abbr",
-        "b",
-        "blockquote",
-        "br",
-        "caption",
-        "center",
-        "code",
-        "col",
-        "colgroup",
-        "dd",
-        "del",
-        "details",
-        "div",
-        "dl",
-        "dt",
-        "em",
-        "figcaption",
-        "figure",
-        "h1",
-        "h2",
-        "h3",
-        "h4",
-        "h5",
-        "h6",
-        "hr",
-        "i",
-        "iframe",
-        "img",
-        "input",
-        "ins",
-        "kbd",
-        "label",
-        "li",
-        "mark",
-        "ol",
-        "p",
-        "picture",
-        "pre",
-        "s",
-        "samp",
-        "section",
-        "small",
-        "source",
-        "span",
-        "strong",
-        "sub",
-        "summary",
-        "sup",
-        "table",
-        "tbody",
-        "td",
-        "tfoot",
-        "th",
-        "thead",
-        "tr",
-        "u",
-        "ul",
-        "video",
-        "audio",
-    ]
-)
-"""HTML elements whose tags are dropped from text (a ``<file>`` placeholder is kept)."""
 _BLOCKS = "p div summary details li dt dd tr table pre blockquote section figure figcaption h1"
 BLOCK_ELEMENTS = frozenset(f"{_BLOCKS} h2 h3 h4 h5 h6 ul ol dl".split(" "))
 """Elements whose text is a paragraph of its own when an HTML block is read as text."""
@@ -426,7 +367,7 @@ def html_inline(tag: str) -> str:
         return tag
     if name.group(1).lower() == "br":
         return "\n"
-    return "" if name.group(1).lower() in HTML_TAG_NAMES else tag
+    return "" if name.group(1).lower() in HTML_TAGS else tag
 
 
 def html_text(block: str) -> str:

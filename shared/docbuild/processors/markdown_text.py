@@ -14,6 +14,73 @@ ATX_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$")
 CUSTOM_ID = re.compile(r"\s*\{#([\w-]+)\}\s*$")
 
 
+HTML_TAGS = frozenset(
+    [
+        "a",
+        "abbr",
+        "b",
+        "blockquote",
+        "br",
+        "caption",
+        "center",
+        "code",
+        "col",
+        "colgroup",
+        "dd",
+        "del",
+        "details",
+        "div",
+        "dl",
+        "dt",
+        "em",
+        "figcaption",
+        "figure",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "hr",
+        "i",
+        "iframe",
+        "img",
+        "input",
+        "ins",
+        "kbd",
+        "label",
+        "li",
+        "mark",
+        "ol",
+        "p",
+        "picture",
+        "pre",
+        "s",
+        "samp",
+        "section",
+        "small",
+        "source",
+        "span",
+        "strong",
+        "sub",
+        "summary",
+        "sup",
+        "table",
+        "tbody",
+        "td",
+        "tfoot",
+        "th",
+        "thead",
+        "tr",
+        "u",
+        "ul",
+        "video",
+        "audio",
+    ]
+)
+"""HTML elements: their tags are dropped from Markdown text (a ``<file>`` placeholder is not one)."""
+
+
 @dataclass
 class Fence:
     """An open fenced code block: its marker character and length."""
