@@ -148,7 +148,8 @@ def test_hugo_markup_is_translated_not_leaked(tmp_path: Path):
 
     (tmp_path / "_common").mkdir()
     (tmp_path / "_common" / "note.md").write_text(
-        "---\n_comment: Do not remove front matter.\n---\n\nIncluded text about caches.\n"
+        "---\n_comment: Do not remove front matter.\n---\n\nIncluded text about caches.\n\n"
+        "## Included heading\n\nUnder its own heading.\n"
     )
     (tmp_path / "figures.md").write_text(HUGO_PAGE)
     (doc,), problems = MarkdownProcessor().process(tmp_path / "figures.md", "figures.md")
@@ -169,6 +170,8 @@ def test_hugo_markup_is_translated_not_leaked(tmp_path: Path):
     assert "Press Ctrl and replace <file> with yours." in text
     assert "/functions/collections/where/" not in text and "privacy" not in text
     assert doc.dependencies == [str((tmp_path / "_common" / "note.md").resolve())]
+    included = next(s for s in doc.sections if "Under its own heading." in s.text)
+    assert included.hierarchy == ["Figures", "Included heading"]  # its heading is a section
 
 
 def test_other_generators_markup_is_translated():

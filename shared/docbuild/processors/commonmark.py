@@ -113,7 +113,8 @@ class Writer:
         return "#" * int(token.tag[1]) + " " + self.inline(inline.children or []).strip()
 
     def included_blocks(self, markup: Markup) -> list[tuple[Token | None, str]]:
-        """The blocks of an included file (front matter dropped), or none."""
+        """The blocks of an included file (front matter dropped; its headings still start
+        sections at the top level), or none."""
         if self.include is None or self.depth > 3 or not markup.first:
             return []
         text = self.include(markup.first)
@@ -121,7 +122,7 @@ class Writer:
             return []
         self.included.append(markup.first)
         nested = Writer(self.include, self.page_url, self.depth + 1, self.included)
-        return [(None, body) for _, body in nested.blocks(parser().parse(text)) if body.strip()]
+        return [(h, body) for h, body in nested.blocks(parser().parse(text)) if body.strip()]
 
     def block(self, tokens: list[Token]) -> str:
         """One block (and what it contains) as Markdown."""
