@@ -146,7 +146,7 @@ def run_build(project: Path, label: str) -> None:
         sys.exit(f"build {label} failed:\n{summary[-3000:]}")
     found = re.search(r"seconds: (.*) \(total", summary)
     chunks = re.search(r"chunks \d+", summary)
-    steps = re.findall(r"\[materialise\] (\w.*: [\d.]+ s)", summary)
+    steps = re.findall(r"\[materialize\] (\w.*: [\d.]+ s)", summary)
     print(
         f"\n{label}: {seconds:.0f} s wall, peak {usage.ru_maxrss / 1024:.0f} MB; "
         f"{chunks.group(0) if chunks else '?'}"
@@ -157,7 +157,7 @@ def run_build(project: Path, label: str) -> None:
         rest = sum(v for k, v in stages.items() if k != "embed")
         print(f"  every stage but embed: {rest:.0f} s ({rest / 60:.1f} min)")
     if steps:
-        print(f"  materialise steps: {'; '.join(s.strip() for s in steps)}")
+        print(f"  materialize steps: {'; '.join(s.strip() for s in steps)}")
 
 
 def main() -> None:

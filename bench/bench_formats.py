@@ -81,7 +81,7 @@ def build(root: Path, name: str) -> dict[str, object]:
     print(format_summary(report), flush=True)
     hygiene = report.hygiene
     assert hygiene is not None
-    parse_chunk = report.seconds["preprocess"] + report.seconds["chunk"]
+    parse_chunk = report.seconds["parse"] + report.seconds["chunk"]
     figures: dict[str, object] = {
         "corpus": folder,
         "format": fmt,

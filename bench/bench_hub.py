@@ -7,7 +7,7 @@ shared encoder). For each question set it prints section Hit@5 per question kind
 question names its library (``library=NAME``: what the library's own server answers) and when it
 searches them all (the cross-library fusion), then the totals, and how often a miss across all
 had another library's passage first. ``--raw-keyword`` adds the variant that fuses raw BM25
-scores across libraries instead of scores min-max normalised within each library.
+scores across libraries instead of scores min-max normalized within each library.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ SHOWN = 5
 def raw_keyword_lists(
     found: list[tuple[int, Candidates]],
 ) -> dict[str, list[tuple[tuple[int, int], float]]]:
-    """``hub.merged_lists`` with BM25 scores as they are (not normalised per library)."""
+    """``hub.merged_lists`` with BM25 scores as they are (not normalized per library)."""
     merged: dict[str, list[tuple[tuple[int, int], float]]] = {}
     for index, candidates in found:
         for name, rows in candidates.lists.items():

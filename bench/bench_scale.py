@@ -8,7 +8,7 @@ synthetic ones (see bench/synthetic.py); --server is a built server folder whose
 and model serve the synthetic databases (refresh it with tools/build_mcp.sh first). For each size
 it prints:
   - the non-embedding build stages on precomputed vectors: the snapshot into a DuckLake, and
-    materialising the served database (time and peak memory, each in a child process);
+    materializing the served database (time and peak memory, each in a child process);
   - hybrid search in process, query embedding included, p50 and p95 (every query distinct), and
     the same with a path filter and a section filter;
   - each retriever's cost, and its recall@10 against the exact answer (float32 brute force for
@@ -209,14 +209,14 @@ def hnsw_queries(database: Path, n: int) -> None:
 def build(
     rows: int, pools: list[str], parquet: Path, lake: Path, database: Path, info: Path
 ) -> None:
-    """Generate ``rows`` chunks, snapshot them into a DuckLake, materialise ``database``."""
+    """Generate ``rows`` chunks, snapshot them into a DuckLake, materialize ``database``."""
     seconds, _, _ = child("generate", str(rows), str(parquet), *pools)
     print(f"\n{rows} synthetic chunks (generated in {seconds:.0f} s)")
     seconds, peak, snapshot = child("snapshot", str(parquet), str(lake))
     print(f"  snapshot stage:    {seconds:6.1f} s, peak {peak:5.0f} MB")
     seconds, peak, _ = child("materialize", str(lake), snapshot, str(database), str(info))
     size = database.stat().st_size / 1e6
-    print(f"  materialise stage: {seconds:6.1f} s, peak {peak:5.0f} MB, file {size:.0f} MB")
+    print(f"  materialize stage: {seconds:6.1f} s, peak {peak:5.0f} MB, file {size:.0f} MB")
 
 
 def main() -> None:

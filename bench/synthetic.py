@@ -5,7 +5,7 @@ about a third of its words by words drawn from the pool's own word frequencies, 
 identifiers drawn from a Zipf law over a large space, so the vocabulary keeps growing with the
 corpus as real vocabularies do (Heaps' law) and common terms stay common. Documents hold ten
 chunks under paths spread over folders. Vectors: the template's real MiniLM vector plus a real
-vector of another chunk (weight 0.35) and Gaussian noise (relative norm about 0.35), normalised:
+vector of another chunk (weight 0.35) and Gaussian noise (relative norm about 0.35), normalized:
 they keep the real vectors' anisotropy and cluster structure without being near-duplicates.
 """
 

@@ -167,7 +167,7 @@ def test_an_unchanged_rebuild_keeps_the_served_database_and_a_setting_change_rew
     database = config.database_path
     served = (database.stat().st_ino, database.stat().st_mtime_ns, digest(database))
     again = Build(config, embedder).run()
-    assert not again.materialised
+    assert not again.materialized
     assert again.snapshot.snapshot_id == first.snapshot.snapshot_id
     assert (database.stat().st_ino, database.stat().st_mtime_ns, digest(database)) == served
     assert "served database unchanged" in format_summary(again)
@@ -177,7 +177,7 @@ def test_an_unchanged_rebuild_keeps_the_served_database_and_a_setting_change_rew
     assert "{title: 2.0," in text
     server_config.write_text(text.replace("{title: 2.0,", "{title: 3.0,"))
     changed = Build(config, embedder).run()
-    assert changed.materialised and database.stat().st_ino != served[0]
+    assert changed.materialized and database.stat().st_ino != served[0]
     with connect(database, read_only=True, extensions=()) as con:
         index = con.execute("SELECT value FROM build_info WHERE key = 'search_index'").fetchone()
     assert json.loads(index[0])["bm25"]["field_weights"]["title"] == 3.0
@@ -213,7 +213,7 @@ def test_an_embedding_cache_from_an_earlier_version_is_kept(built, embedder):
 
 
 def test_a_lake_from_before_code_terms_serves_and_takes_them_on(built, embedder):
-    """A lake written before chunks carried their ``code_terms``: its snapshots materialise with
+    """A lake written before chunks carried their ``code_terms``: its snapshots materialize with
     the terms computed, and the next build adds the column and fills it for the kept chunks."""
     config, _ = built
 

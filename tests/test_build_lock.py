@@ -175,7 +175,7 @@ def test_a_second_build_stops_at_once_and_a_waiting_one_follows(
     assert log.index(message) < log.index("[discover] ...")
     assert "[package] done" in log
     assert list_snapshots(lake_location(config))[-1]["info"]["document_count"] == 3
-    # the waiting build (local model) materialised last, over the first one's (openai) database
+    # the waiting build (local model) materialized last, over the first one's (openai) database
     assert provider(config) == "local" and served(config) != before
     assert (config.work_dir / LOCK_NAME).read_text() == ""  # no holder left behind
 

@@ -20,8 +20,9 @@ import pytest
 from conftest import REPO
 from docbuild.ask import ask, server_script
 from docbuild.config import ProcessingConfig, load_processing_config
-from docbuild.pipeline import EMBED_GROUP, Build
+from docbuild.pipeline import Build
 from docbuild.scaffold import scaffold
+from docbuild.stages.embed import EMBED_GROUP
 from docbuild.stages.snapshot import lake_location, list_snapshots
 from endpoints import EmbeddingEndpoint, running
 
@@ -100,7 +101,7 @@ def digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def test_kill_during_embedding_then_during_materialisation(project: Path, embedder):
+def test_kill_during_embedding_then_during_materialization(project: Path, embedder):
     write_corpus(project / "corpus", files=24, sections=40)
     scaffold(NAME, str(project / "corpus"), "md", root=project)
     config = load_processing_config(NAME, project)
@@ -119,7 +120,7 @@ def test_kill_during_embedding_then_during_materialisation(project: Path, embedd
     assert resumed.cached == saved and resumed.embedded == resumed.chunks - saved  # none twice
     assert len(list_snapshots(lake_location(config))) == 1
 
-    # 2. killed while materialising: the previous database is untouched and still serves
+    # 2. killed while materializing: the previous database is untouched and still serves
     served = digest(config.database_path)
     page = config.source.path / "topic-00.md"
     page.write_text(page.read_text() + "\n## Late addition\n\nA section about quasars.\n")

@@ -4,7 +4,7 @@ Outside the default run (marker ``max``; pyproject's addopts has ``-m "not max"`
 ``tools/install_test_servers.sh --max`` and then ``pytest -m max tests/test_max_provider.py``.
 MAX's first start compiles the model (about 75 to 220 s here; faster with its compile cache in
 ``~/.cache/modular``). It serves the model under the ``--model-path`` it was given, returns
-unnormalised vectors (the client normalises them) and does not truncate: a text over its 512
+unnormalized vectors (the client normalizes them) and does not truncate: a text over its 512
 token limit is an HTTP 500, and one of 257 to 512 wordpieces is embedded whole where the local
 model truncates at 256, so only texts within 256 wordpieces are compared.
 """

@@ -43,7 +43,7 @@ TEXTS = [
     "How do I create an HNSW index in DuckDB?",
     "array_cosine_distance(a, b) returns one minus the cosine similarity.",
     "```python\ndef add(a, b):\n    return a + b\n```",
-    "Die Einbettung wird L2-normalisiert, damit das Skalarprodukt der Kosinusähnlichkeit entspricht.",
+    "Die Einbettung wird L2-normaliziert, damit das Skalarprodukt der Kosinusähnlichkeit entspricht.",
     "日本語のテキストも埋め込めます。",
     "x",
     "   leading and trailing whitespace   ",

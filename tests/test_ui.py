@@ -258,7 +258,7 @@ def test_a_build_starts_by_post_streams_its_stages_and_refuses_a_second(
     assert "event: end\r\ndata: 0" in events or "event: end\ndata: 0" in events
     assert "[embed] done in" in events and "event: stages" in events
     after = text_of(client.get(f"/servers/{NAME}/build").text)  # the log stays readable
-    assert "Finished" in after and "[materialise] ..." in after and "package" in after
+    assert "Finished" in after and "[materialize] ..." in after and "package" in after
     with build_lock(project / "servers" / NAME / "build", NAME, False, lambda _: None):
         held = client.post(f"/servers/{NAME}/build", data={"token": token})
     assert held.status_code == 409 and "is running (pid" in text_of(held.text)

@@ -157,7 +157,7 @@ def test_a_build_from_the_page_shows_its_stages_to_the_end(page, site: Site, sho
     page.wait_for_selector("#status[data-exit='0']", timeout=180_000)  # its end event
     assert page.locator("#status").inner_text().startswith("Finished")
     stages = page.locator("#stages").inner_text()
-    for stage in ("discover", "chunk", "embed", "snapshot", "materialise", "package"):
+    for stage in ("discover", "chunk", "embed", "snapshot", "materialize", "package"):
         assert stage in stages
     log = page.locator("#log").inner_text()
     assert f"Built {NAME}" in log and "embedded 1" in log

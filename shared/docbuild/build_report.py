@@ -35,6 +35,17 @@ class VersionReport:
     added: int = 0  # chunks the snapshot added to this version
     removed: int = 0
 
+    @classmethod
+    def of(cls, info: dict[str, object]) -> VersionReport:
+        """The report of a version from its entry in ``build_info.versions``."""
+        return cls(
+            str(info["label"]),
+            str(info.get("source_path")),
+            info.get("source_revision"),  # type: ignore[arg-type]
+            documents=int(info.get("documents", 0)),  # type: ignore[call-overload]
+            chunks=int(info.get("chunks", 0)),  # type: ignore[call-overload]
+        )
+
     def info(self) -> dict[str, object]:
         """Its entry in ``build_info.versions``."""
         return {
@@ -62,7 +73,7 @@ class BuildReport:
     embedding_notes: list[str] = field(default_factory=list)  # endpoints' shares and failures
     problems: list[FileProblem] = field(default_factory=list)
     seconds: dict[str, float] = field(default_factory=dict)
-    materialised: bool = True  # False: the served database already held this build
+    materialized: bool = True  # False: the served database already held this build
     hygiene: Hygiene | None = None
     snapshot: Snapshot | None = None
     versions: list[VersionReport] = field(default_factory=list)  # empty when unversioned
@@ -130,7 +141,7 @@ def format_summary(report: BuildReport) -> str:
         lines.append(
             f"  DuckLake snapshot {s.snapshot_id}: +{s.added} / -{s.removed} chunks{changed}"
         )
-        if not report.materialised:
+        if not report.materialized:
             lines.append("  served database unchanged: it already holds this snapshot")
     if report.hygiene:
         h = report.hygiene

@@ -146,7 +146,7 @@ def _parser() -> argparse.ArgumentParser:
         "--from-snapshot",
         type=int,
         metavar="ID",
-        help="materialise an earlier build (rollback; embeds nothing)",
+        help="materialize an earlier build (rollback; embeds nothing)",
     )
     p.add_argument(
         "--wait",

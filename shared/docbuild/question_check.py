@@ -207,11 +207,14 @@ def words(text: str) -> set[str]:
 
 def parsed_corpus(config: ProcessingConfig) -> Corpus:
     """The server's sources, parsed as a build parses them (its parse cache reused)."""
-    from docbuild.pipeline import Build
+    from docbuild.build_report import BuildReport
+    from docbuild.stages.discover import discover_version
+    from docbuild.stages.parse import parse_versions
 
-    build = Build(config)
-    groups = [(version, build.discover(version)) for version in config.doc_versions()]
-    return Corpus(build.preprocess(groups))
+    report = BuildReport(config.name, config.database_path)
+    config_file = config.server_root / "config" / "processing_config.yaml"
+    groups = [(v, discover_version(v, report, config_file)) for v in config.doc_versions()]
+    return Corpus(parse_versions(config, groups, report))
 
 
 def check_questions(corpus: Corpus, questions: list[Judged]) -> list[Finding]:

@@ -83,7 +83,7 @@ TEXTS = [
     LONG_GPU,
     LONG_PROSE[:600],
     "   leading and trailing whitespace   ",
-    "UPPER CASE TEXT SHOULD MATCH lower case text after normalisation",
+    "UPPER CASE TEXT SHOULD MATCH lower case text after normalization",
 ]
 
 

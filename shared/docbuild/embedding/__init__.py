@@ -16,7 +16,7 @@ class EmbeddingError(RuntimeError):
 
 
 class Embedder(Protocol):
-    """Anything that turns texts into L2-normalised float32 vectors.
+    """Anything that turns texts into L2-normalized float32 vectors.
 
     It may also have ``embed_stream(texts)`` (see :func:`embed_parts`) and ``notes()`` (see
     :func:`embedder_notes`).
@@ -30,7 +30,7 @@ class Embedder(Protocol):
         """Raise :class:`EmbeddingError` if the embedder cannot serve (before a long stage)."""
 
     def embed_batch(self, texts: list[str]) -> np.ndarray:
-        """Return a float32 matrix of shape (len(texts), dimension), rows L2-normalised."""
+        """Return a float32 matrix of shape (len(texts), dimension), rows L2-normalized."""
 
     def stop(self) -> None:
         """Release what the embedder holds (a server it started, connections)."""
@@ -76,8 +76,8 @@ def embedder_notes(embedder: Embedder) -> list[str]:
     return notes() if notes is not None else []
 
 
-def normalise(matrix: np.ndarray) -> np.ndarray:
-    """L2-normalise rows (zero rows stay zero)."""
+def normalize(matrix: np.ndarray) -> np.ndarray:
+    """L2-normalize rows (zero rows stay zero)."""
     matrix = np.asarray(matrix, dtype=np.float32)
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     return matrix / np.maximum(norms, 1e-12)

@@ -65,5 +65,5 @@ class LocalEmbedder:
         """Nothing to release: the model lives as long as the object."""
 
     def embed_batch(self, texts: list[str]) -> np.ndarray:
-        """Embed ``texts`` (mean pooling, L2-normalised)."""
+        """Embed ``texts`` (mean pooling, L2-normalized)."""
         return self.encoder.embed(texts, batch_size=self.batch_size)

@@ -28,7 +28,7 @@ import httpx
 import numpy as np
 
 from docbuild.config import OpenAIConfig
-from docbuild.embedding import EmbeddingError, normalise
+from docbuild.embedding import EmbeddingError, normalize
 
 RETRYABLE_STATUS = {408, 425, 429, 500, 502, 503, 504}
 HEALTH_TEXT = "health check"
@@ -192,7 +192,7 @@ class OpenAIEmbedder:
                     f"{self._where(endpoint)} changed dimension {self.dimension} → {matrix.shape[1]}"
                 )
             self.dimension = matrix.shape[1]
-        return normalise(matrix)
+        return normalize(matrix)
 
     def _agree(self, endpoint: Endpoint, vector: np.ndarray) -> None:
         """Refuse ``endpoint`` unless its vector of :data:`HEALTH_TEXT` agrees with the fleet's

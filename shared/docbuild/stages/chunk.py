@@ -1,16 +1,18 @@
-"""The chunk step for one document (its chunks and their hygiene figures), run in the build's
-process or in worker processes (:func:`docbuild.workers.ordered_map`)."""
+"""The chunk stage: each document's chunks and their hygiene figures, made in the build's process
+or in worker processes (:func:`docbuild.workers.ordered_map`), and cached."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
 
+from docbuild.build_report import BuildReport, progress
 from docbuild.chunker import Chunk, Chunker
-from docbuild.config import ChunkingConfig
+from docbuild.config import ChunkingConfig, ProcessingConfig
 from docbuild.documents import Document
 from docbuild.hygiene import Hygiene, measure_hygiene
-from docbuild.tokens import TokenCounter
+from docbuild.step_cache import StepCache, content_key
+from docbuild.tokens import TokenCounter, tokenizer_file
 from docbuild.workers import ordered_map
 
 _chunker: Chunker | None = None  # this process's, made by start()
@@ -36,3 +38,35 @@ def chunk_all(
 ) -> Iterator[tuple[list[Chunk], Hygiene]]:
     """Each document's chunks and hygiene, in order, on every core when there are many."""
     return ordered_map(chunk, documents, start, (model_dir, config))
+
+
+def chunk_documents(
+    config: ProcessingConfig, documents: list[Document], report: BuildReport
+) -> list[Chunk]:
+    """Every document's chunks, in order; counts and hygiene go into ``report``. Chunks are
+    cached by document, chunking settings and tokenizer."""
+    tokenizer = tokenizer_file(config.embedding.model_path)
+    cache: StepCache[tuple[list[Chunk], Hygiene]] = StepCache(
+        config.work_dir / "cache" / "chunks.pickle",
+        [vars(config.chunking), tokenizer.read_bytes()],
+    )
+    chunks: list[Chunk] = []
+    hygiene = Hygiene(0, 0, 0, 0, 0, config.chunking.max_tokens)
+    keyed = [(content_key(doc), doc) for doc in documents]
+    results = cache.get_all(keyed, lambda docs: chunk_all(docs, tokenizer.parent, config.chunking))
+    counted = 0  # documents reused from the cache so far
+    for doc, (found, measured) in zip(
+        documents, progress(results, desc="chunk", unit="doc", total=len(documents)), strict=True
+    ):
+        chunks += found
+        hygiene += measured
+        counts = report.version(doc.version)
+        if counts is not None:
+            counts.documents_unchanged += cache.reused - counted
+            counts.chunks += len(found)
+        counted = cache.reused
+    cache.save()
+    report.documents_unchanged = cache.reused
+    report.chunks = len(chunks)
+    report.hygiene = hygiene
+    return chunks

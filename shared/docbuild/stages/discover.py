@@ -6,9 +6,11 @@ import fnmatch
 from dataclasses import dataclass
 from pathlib import Path
 
-from docbuild.config import ProcessingConfig
+from docbuild.build_report import BuildError, BuildReport, VersionReport, labelled, log
+from docbuild.config import DocVersion, ProcessingConfig
 from docbuild.documents import FileProblem
 from docbuild.formats import DEFAULT_EXCLUDES, DEFAULT_PATTERNS
+from docbuild.sync import source_revision, sync_source
 
 ALWAYS_EXCLUDED = ["**/.*", "**/.*/**", "**/node_modules/**"]
 
@@ -82,3 +84,29 @@ def discover_sources(config: ProcessingConfig) -> tuple[list[SourceFile], list[F
         config.max_file_bytes,
         config.max_depth,
     )
+
+
+def discover_version(
+    version: DocVersion, report: BuildReport, config_file: Path
+) -> list[SourceFile]:
+    """The files of one documentation version, syncing a git or site source not there yet; its
+    problems and counts go into ``report``. A missing folder fails the build, naming the key of
+    ``config_file`` to fix."""
+    source = version.config.source
+    of = f" of version {version.label}" if version.label else ""
+    if not source.path.exists() and source.synced:
+        log(f"source {source.path}{of} not synced yet: syncing it first")
+        log(sync_source(version.config, version.label))
+    if not source.path.exists():
+        raise BuildError(
+            f"source folder {source.path}{of} does not exist: fix {version.key} in {config_file}"
+        )
+    files, problems = discover_sources(version.config)
+    report.problems.extend(labelled(problems, version.label))
+    if version.label is not None:
+        report.versions.append(
+            VersionReport(
+                version.label, str(source.path), source_revision(source.path), files=len(files)
+            )
+        )
+    return files

@@ -1,4 +1,4 @@
-"""Materialise a DuckLake snapshot into the runtime database, atomically.
+"""Materialize a DuckLake snapshot into the runtime database, atomically.
 
 The file holds the ``chunks`` table (in document order, numbered by ``chunk_row``), a BM25
 full-text index on title, heading breadcrumb, content and the split code identifiers
@@ -141,6 +141,27 @@ def materialize(
     return counts
 
 
+def served_is_current(database: Path, snapshot_id: int, key: str) -> bool:
+    """Whether ``database`` was materialized from snapshot ``snapshot_id`` with the same build
+    info, settings and code (``key``): materializing it again would write the same file."""
+    if not database.is_file():
+        return False
+    try:
+        with connect(database, read_only=True, extensions=()) as con:
+            served = dict(
+                con.execute(
+                    "SELECT key, value FROM build_info "
+                    "WHERE key IN ('snapshot_id', 'materialize_key')"
+                ).fetchall()
+            )
+    except duckdb.Error:  # unreadable: materialize it afresh
+        return False
+    return served == {
+        "snapshot_id": json.dumps(snapshot_id),
+        "materialize_key": json.dumps(key),
+    }
+
+
 def chunks_query(con: duckdb.DuckDBPyConnection, snapshot_id: int, dimension: int) -> str:
     """The statement that copies the snapshot's chunks into ``chunks``, in document order.
 
@@ -176,7 +197,7 @@ def timed(log: Callable[[str], None], step: str) -> Iterator[None]:
     """Log ``step`` and its time once it is done."""
     start = time.perf_counter()
     yield
-    log(f"[materialise] {step}: {time.perf_counter() - start:.1f} s")
+    log(f"[materialize] {step}: {time.perf_counter() - start:.1f} s")
 
 
 def write_search_index(

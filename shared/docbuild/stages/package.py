@@ -1,4 +1,5 @@
-"""Make ``servers/NAME`` self-contained: runtime code, the server script, the model, a README.
+"""The package stage: make ``servers/NAME`` self-contained: runtime code, the server script, the
+model, a README and SKILL.md.
 
 The runtime code has one source, ``shared/runtime/docserve``; every server folder carries an
 exact copy, so an end user needs only that folder and its ``requirements.txt``.
@@ -9,16 +10,20 @@ from __future__ import annotations
 import compileall
 import filecmp
 import json
+import os
 import py_compile
 import shutil
 from pathlib import Path
 from typing import Any
 
 from docserve.doctor import CHECKSUMS_FILE
+from docserve.duck import connect
 from docserve.encoder import file_sha256
 
+from docbuild.build_report import BuildError
 from docbuild.client_config import CLIENTS, client_config
-from docbuild.config import underscored
+from docbuild.config import ProcessingConfig, underscored
+from docbuild.embedding.local import model_folder
 from docbuild.scaffold import TEMPLATES, render
 
 RUNTIME_SOURCE = Path(__file__).resolve().parents[2] / "runtime"
@@ -227,3 +232,69 @@ def _quality(report: Any) -> str:
         + str(report.get("table", ""))
         + "\n"
     )
+
+
+def package_server(config: ProcessingConfig, info: dict[str, Any]) -> None:
+    """Make the server folder self-contained for the build ``info`` describes: runtime code,
+    script, the model files its queries need (and no others), README and SKILL.md."""
+    install_runtime(config.server_root, config.name)
+    model = local_model(config, info)
+    if model is not None:
+        bundle_model(model, config.server_root / "runtime" / "model", needs_weights(info))
+    remove_other_encoders(config.server_root, info.get("encoder_file"))
+    render_docs(config)
+
+
+def local_model(config: ProcessingConfig, info: dict[str, Any]) -> Path | None:
+    """The model folder a build embedded with in process (None: an embedding server)."""
+    if info.get("embedding_provider", "local") != "local":
+        return None
+    return model_folder(config.embedding.model_path)
+
+
+def ship_model(config: ProcessingConfig, info: dict[str, Any]) -> None:
+    """Put what a build's server embeds queries with into ``runtime/`` before its database:
+    the model's tokenizer and settings, and the fp32 weights or the quantized encoder its
+    vectors came from. Weights the served database may still need stay until
+    :func:`package_server` (an int8 server does not ship them). A rollback to an int8 build
+    quantizes again if need be, and must get the same file."""
+    model = local_model(config, info)
+    if model is None:
+        return
+    folder = config.server_root / "runtime" / "model"
+    if needs_weights(info):
+        weights = file_sha256(model / WEIGHTS_FILE)
+        if info.get("model_sha256") not in (None, weights):
+            raise BuildError(
+                f"the model in {model} (weights {weights[:12]}) is not the one that build "
+                f"embedded with ({str(info['model_sha256'])[:12]}): rebuild instead"
+            )
+    bundle_model(model, folder, needs_weights(info) or (folder / WEIGHTS_FILE).is_file())
+    name = info.get("encoder_file")
+    if not name:
+        return
+    target = config.server_root / "runtime" / str(name)
+    expected = str(info["encoder_sha256"])
+    if target.is_file() and file_sha256(target) == expected:
+        return
+    from docbuild.embedding.quantize import int8_encoder
+
+    source = int8_encoder(model)
+    if file_sha256(source) != expected:
+        raise BuildError(
+            f"the int8 encoder made here ({source}) is not the one that build embedded with "
+            f"(SHA-256 {expected[:12]}): the model or ONNX Runtime differs from that build's; "
+            "rebuild instead of rolling back"
+        )
+    staged = target.with_name(f"{target.name}.tmp-{os.getpid()}")
+    shutil.copyfile(source, staged)
+    os.replace(staged, target)
+
+
+def render_docs(config: ProcessingConfig) -> None:
+    """Render the server's README and SKILL.md from the database's ``build_info``."""
+    with connect(config.database_path, read_only=True, extensions=()) as con:
+        rows = con.execute("SELECT key, value FROM build_info").fetchall()
+    info = {k: json.loads(v) for k, v in rows}
+    render_readme(config.server_root, config.name, info)
+    render_skill(config.server_root, config.name, info)

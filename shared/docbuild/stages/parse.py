@@ -1,16 +1,19 @@
-"""The preprocess step for one source file (its documents and problems), run in the build's
-process or in worker processes (:func:`docbuild.workers.ordered_map`)."""
+"""The parse stage: every source file's documents and problems, read by the format's reader in
+the build's process or in worker processes (:func:`docbuild.workers.ordered_map`), and cached."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from docbuild.config import DocVersion
+from docbuild.build_report import BuildReport, labelled, progress
+from docbuild.config import DocVersion, ProcessingConfig
 from docbuild.documents import Document, FileProblem, SkipFile
 from docbuild.processors import processor_for
+from docbuild.site.manifest import page_urls
 from docbuild.stages.discover import SourceFile
+from docbuild.step_cache import StepCache, content_key
 from docbuild.workers import ordered_map
 
 Stamp = tuple[int, int] | None  # (mtime in ns, size); None for a file that does not exist
@@ -69,3 +72,61 @@ def ready() -> None:
 def parse_all(jobs: list[tuple[SourceFile, DocVersion]]) -> Iterator[Parsed]:
     """Each file's :class:`Parsed`, in order, on every core when there are many."""
     return ordered_map(parse, jobs, ready)
+
+
+Group = tuple[DocVersion, list[SourceFile]]
+
+
+def parse_versions(
+    config: ProcessingConfig, groups: list[Group], report: BuildReport
+) -> list[Document]:
+    """Every document of every version's files; a file that fails is reported in ``report`` and
+    skipped, the build goes on. Parsed files are cached by version, URL settings, path and bytes;
+    a synced site's documents are cited by their live URLs."""
+    cache: StepCache[Parsed] = StepCache(
+        config.work_dir / "cache" / "documents.pickle",
+        [config.format, vars(config.html), vars(config.jsonl)],
+    )
+    keyed: list[tuple[str, tuple[SourceFile, DocVersion]]] = []
+    live_urls: dict[str | None, dict[str, str]] = {}
+    for version, files in groups:
+        view = version.config
+        if view.source.site_url:
+            live_urls[version.label] = page_urls(view.source.path)
+        for file in files:
+            try:
+                data = file.path.read_bytes()
+            except OSError as exc:
+                problem = FileProblem(file.relative, f"cannot read file: {exc}")
+                report.problems.extend(labelled([problem], version.label))
+                continue
+            key = content_key(version.label, view.url_base, view.url_suffix, file.relative, data)
+            keyed.append((key, (file, version)))
+    documents: list[Document] = []
+    seen: set[str] = set()
+    counted = 0  # files reused from the cache so far
+    results = cache.get_all(keyed, parse_all, Parsed.unchanged)
+    for (_, (file, version)), parsed in zip(
+        keyed, progress(results, desc="parse", unit="file", total=len(keyed)), strict=True
+    ):
+        counts = report.version(version.label)
+        if counts is not None:
+            counts.files_unchanged += cache.reused - counted
+        counted = cache.reused
+        report.problems.extend(labelled(parsed.problems, version.label))
+        for doc in parsed.documents:
+            if doc.document_id in seen:
+                problem = FileProblem(
+                    file.relative, f"duplicate document id {doc.document_id!r}; skipped"
+                )
+                report.problems.extend(labelled([problem], version.label))
+                continue
+            seen.add(doc.document_id)
+            url = live_urls.get(version.label, {}).get(file.relative)
+            documents.append(replace(doc, url=url) if url else doc)
+            if counts is not None:
+                counts.documents += 1
+    cache.save()
+    report.files_unchanged = cache.reused
+    report.documents = len(documents)
+    return documents

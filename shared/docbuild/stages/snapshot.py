@@ -218,7 +218,7 @@ def snapshot_chunks(
                 con.execute(f"ALTER TABLE {LAKE_ALIAS}.chunks ADD COLUMN {column} VARCHAR")
         incoming = [d[0] for d in con.execute("FROM incoming LIMIT 0").description]
         if "code_terms" not in columns and "code_terms" in incoming:
-            # fill the new column for the chunks the lake keeps (without it, materialise does)
+            # fill the new column for the chunks the lake keeps (without it, materialize does)
             con.execute(
                 f"UPDATE {LAKE_ALIAS}.chunks SET code_terms = i.code_terms FROM incoming i "
                 f"WHERE {LAKE_ALIAS}.chunks.chunk_id = i.chunk_id"

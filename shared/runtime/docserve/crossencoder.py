@@ -23,7 +23,7 @@ from .encoder import ModelNotFoundError, _build_bert_onnx, _create_session, read
 __all__ = ["CrossEncoder"]
 
 
-def _normalise_keys(weights: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+def _normalize_keys(weights: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """Rename old-style LayerNorm ``gamma``/``beta`` keys to ``weight``/``bias``."""
     old_names = {".LayerNorm.gamma": ".LayerNorm.weight", ".LayerNorm.beta": ".LayerNorm.bias"}
     renamed = {}
@@ -68,7 +68,7 @@ class CrossEncoder:
             )
         self.max_length = min(max_length, int(config["max_position_embeddings"]))
 
-        weights = _normalise_keys(load_file(weights_file))
+        weights = _normalize_keys(load_file(weights_file))
         prefix = "bert." if "bert.embeddings.word_embeddings.weight" in weights else ""
         required = [
             f"{prefix}embeddings.word_embeddings.weight",

@@ -1,7 +1,7 @@
 """Sentence embeddings with all-MiniLM-L6-v2 on ONNX Runtime, without torch.
 
 The BERT encoder is assembled as an ONNX graph from the model's safetensors weights, run
-with ONNX Runtime on the CPU, then mean-pooled over the attention mask and L2-normalised,
+with ONNX Runtime on the CPU, then mean-pooled over the attention mask and L2-normalized,
 which reproduces ``SentenceTransformer("sentence-transformers/all-MiniLM-L6-v2").encode(...,
 normalize_embeddings=True)``.
 
@@ -339,7 +339,7 @@ class SentenceEncoder:
         return [len(e.ids) for e in self._counter.encode_batch(texts)]
 
     def embed(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
-        """Return L2-normalised float32 embeddings of shape ``[len(texts), dimension]``."""
+        """Return L2-normalized float32 embeddings of shape ``[len(texts), dimension]``."""
         result = np.empty((len(texts), self.dimension), dtype=np.float32)
         # Longest first, so each batch pads to similar lengths; results go back in input order.
         if len(texts) <= batch_size:  # one batch (a query): nothing to sort

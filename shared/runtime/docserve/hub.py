@@ -193,7 +193,7 @@ class Hub:
     ) -> SearchResponse:
         """Search several libraries as one: every library's vector and keyword candidates go
         into one list per retriever (cosine scores are comparable between databases embedded
-        with the same model; BM25 scores are min-max normalised per library first, since their
+        with the same model; BM25 scores are min-max normalized per library first, since their
         scale depends on each corpus), then one fusion ranks them all. A library that cannot
         answer, or whose filters select nothing, is named in the notes; the others answer."""
         started = time.perf_counter()
@@ -319,7 +319,7 @@ class Hub:
 
 def merged_lists(found: list[tuple[int, Candidates]]) -> dict[str, list[tuple[Key, float]]]:
     """Every library's candidates in one list per retriever, best first: vector scores as they
-    are (cosines), keyword scores min-max normalised within each library."""
+    are (cosines), keyword scores min-max normalized within each library."""
     merged: dict[str, list[tuple[Key, float]]] = {}
     for index, candidates in found:
         for name, rows in candidates.lists.items():

@@ -1,7 +1,7 @@
 """BM25 over impact-ordered postings: each term's documents sorted by their score for that term.
 
 A posting's impact is its term's full BM25 contribution to the chunk (idf, field-weighted term
-frequency, length normalisation), computed once from DuckDB's full-text index tables with the
+frequency, length normalization), computed once from DuckDB's full-text index tables with the
 same formula and parameters as ``match_bm25``. A query sums the impacts of its terms' postings.
 Because each term's postings are sorted best first, a very common term contributes only its
 ``cap`` best postings: the rest carry the smallest scores of a term whose idf is already low, and

@@ -26,7 +26,7 @@ class EmbedderUnavailable(RuntimeError):
 
 
 class Backend(Protocol):
-    """Turns one text into an L2-normalised vector."""
+    """Turns one text into an L2-normalized vector."""
 
     description: str
 
@@ -115,7 +115,7 @@ class OpenAIBackend:
         self.client = httpx.Client(timeout=settings.timeout, headers=headers)
 
     def embed(self, text: str) -> np.ndarray:
-        """Embed one text (normalised here: some servers return raw vectors)."""
+        """Embed one text (normalized here: some servers return raw vectors)."""
         import httpx
 
         try:

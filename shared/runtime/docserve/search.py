@@ -137,7 +137,7 @@ def fuse(
     """Fuse the retrievers' candidate lists (``settings.fusion``) with ``weights`` (default: the
     configured ones). Candidates are any sortable keys: rows of one database, or (library, row).
 
-    ``convex``: sum of weight * min-max normalised score, a candidate missing from a list scoring 0
+    ``convex``: sum of weight * min-max normalized score, a candidate missing from a list scoring 0
     there; ``rrf``: sum of weight / (rrf_k + rank). One retriever keeps its own scores.
     """
     weights = weights or {"vector": settings.vector_weight, "keyword": settings.keyword_weight}
@@ -154,8 +154,8 @@ def fuse(
             for rank, (key, _) in enumerate(candidates, start=1):
                 scores[key] += weights[name] / (settings.rrf_k + rank)
         else:
-            for key, normalised in min_max(candidates):
-                scores[key] += weights[name] * normalised
+            for key, normalized in min_max(candidates):
+                scores[key] += weights[name] * normalized
     ordered = sorted(scores, key=lambda key: (-scores[key], key))
     return [(key, scores[key], ranks[key]) for key in ordered]
 
