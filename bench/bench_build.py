@@ -25,10 +25,10 @@ from docbuild.config import load_processing_config
 from docbuild.embedding.local import LocalEmbedder
 from docbuild.pipeline import Build
 from docbuild.processors import processor_for
-from docbuild.scaffold import scaffold
+from docbuild.services.scaffold import scaffold
+from docbuild.services.sync import sync_source
 from docbuild.stages.discover import discover
-from docbuild.sync import sync_source
-from docbuild.tokens import TokenCounter
+from docbuild.util.tokens import TokenCounter
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_CORPUS = REPO.parent / "shared" / "corpora" / "mojo-manual-2025-11" / "docs"

@@ -118,7 +118,7 @@ def start_endpoint(pool: Pool, seed: int = 1) -> str:
 
 def scaffold_project(project: Path, source: Path, endpoint: str) -> Path:
     """The server scaffolded over ``source``, embedding through ``endpoint``."""
-    from docbuild.scaffold import scaffold
+    from docbuild.services.scaffold import scaffold
 
     server = scaffold(NAME, str(source), "md", root=project)
     settings = server / "config" / "processing_config.yaml"

@@ -17,7 +17,7 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-from docbuild.evaluate import KINDS, load_jsonl, section_ranks
+from docbuild.services.evaluate import KINDS, load_jsonl, section_ranks
 from docserve import hub as hub_module
 from docserve.hub import Hub, open_library
 from docserve.query_embedder import EmbedderPool

@@ -15,10 +15,10 @@ from pathlib import Path
 from docbuild.chunker import Chunker, fence_balanced
 from docbuild.config import ChunkingConfig, ProcessingConfig, SourceConfig
 from docbuild.formats import FORMATS
-from docbuild.hygiene import furniture
 from docbuild.processors import processor_for
 from docbuild.stages.discover import discover_sources
-from docbuild.tokens import TokenCounter
+from docbuild.util.hygiene import furniture
+from docbuild.util.tokens import TokenCounter
 
 MARKUP = {"shortcode", "Liquid tag", "link reference definition", "glossary link"}
 """The kinds of site generators' markup (issue: at most 0.5% of chunks)."""

@@ -24,7 +24,7 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
-from docbuild.evaluate import (
+from docbuild.services.evaluate import (
     KINDS,
     Judged,
     ModeScores,

@@ -15,9 +15,9 @@ from pathlib import Path
 
 from docbuild.build_report import format_summary
 from docbuild.config import load_processing_config
-from docbuild.evaluate import evaluate, load_beir, markdown_table, open_engine
 from docbuild.pipeline import Build
-from docbuild.scaffold import scaffold
+from docbuild.services.evaluate import evaluate, load_beir, markdown_table, open_engine
+from docbuild.services.scaffold import scaffold
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_CORPUS = REPO.parent / "shared" / "corpora" / "scifact"

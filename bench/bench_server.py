@@ -98,7 +98,7 @@ def percentiles(values: list[float]) -> str:
 def build_mojo(root: Path) -> Path:
     from docbuild.config import load_processing_config
     from docbuild.pipeline import Build
-    from docbuild.scaffold import scaffold
+    from docbuild.services.scaffold import scaffold
 
     (root / "servers").mkdir(parents=True)
     scaffold("mojo-manual-mcp", str(MOJO), "mdx", "https://docs.modular.com/mojo/manual", root=root)
@@ -275,13 +275,13 @@ def grow(database: Path, target: Path, scale: int, hnsw: bool) -> float:
     """A synthetic copy of ``database`` with ``scale`` chunks (real rows repeated as new
     documents, vectors jittered), indexed as the build indexes it."""
     from docbuild.config import IndexConfig
-    from docbuild.fulltext import create_full_text_index
     from docbuild.stages.materialize import (
         FTS_FIELDS,
         FTS_OPTIONS,
         _sql_options,
         write_search_index,
     )
+    from docbuild.util.fulltext import create_full_text_index
     from docserve.config import SearchSettings
     from docserve.duck import connect
 

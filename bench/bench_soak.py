@@ -104,7 +104,7 @@ def build_project(root: Path, sources: dict[str, Path]) -> None:
     """Copy each source into ``root`` and build a server over it, as a user would."""
     from docbuild.config import load_processing_config
     from docbuild.pipeline import Build
-    from docbuild.scaffold import scaffold
+    from docbuild.services.scaffold import scaffold
 
     (root / "servers").mkdir(parents=True)
     for name, folder in sources.items():

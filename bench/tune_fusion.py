@@ -15,7 +15,7 @@ import statistics
 import sys
 from pathlib import Path
 
-from docbuild.evaluate import load_beir, load_jsonl, ndcg, open_engine, page_key
+from docbuild.services.evaluate import load_beir, load_jsonl, ndcg, open_engine, page_key
 from docserve import search
 
 FUSIONS = (("convex", 0), ("rrf", 10), ("rrf", 30), ("rrf", 60))  # (fusion, rrf k)

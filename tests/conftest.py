@@ -34,7 +34,7 @@ def embedder():
 @pytest.fixture(scope="session")
 def counter():
     """Wordpiece counter of the default model."""
-    from docbuild.tokens import TokenCounter
+    from docbuild.util.tokens import TokenCounter
 
     return TokenCounter()
 
@@ -51,7 +51,7 @@ def build_pages(
     config, and build it with ``embedder``: what a user does with the README's tools."""
     from docbuild.config import load_processing_config
     from docbuild.pipeline import Build
-    from docbuild.scaffold import scaffold
+    from docbuild.services.scaffold import scaffold
 
     (root / "servers").mkdir(exist_ok=True)
     source = root / "corpus"
@@ -84,9 +84,9 @@ MOJO_VERSIONS_INCLUDE = ["decorators/**", "structs.mdx"]
 def mojo_two_versions_build(tmp_path_factory, embedder):
     """The build behind :func:`mojo_two_versions`: (server root, its BuildReport)."""
     from docbuild.config import load_processing_config
-    from docbuild.doc_versions import add_version
     from docbuild.pipeline import Build
-    from docbuild.scaffold import scaffold
+    from docbuild.services.doc_versions import add_version
+    from docbuild.services.scaffold import scaffold
 
     folders = {label: corpus(name, "docs") for label, name in MOJO_VERSIONS.items()}
     root = tmp_path_factory.mktemp("mojo-versions-project")

@@ -11,8 +11,8 @@ import pytest
 from conftest import corpus
 from docbuild.chunker import fence_balanced
 from docbuild.documents import Document, FileProblem, SkipFile
-from docbuild.hygiene import furniture
 from docbuild.processors.asciidoc import AsciidocProcessor
+from docbuild.util.hygiene import furniture
 
 
 def write(root: Path, files: dict[str, str]) -> None:

@@ -9,7 +9,7 @@ import pytest
 from docbuild.build_report import BuildError, format_summary
 from docbuild.config import load_processing_config
 from docbuild.pipeline import Build
-from docbuild.scaffold import scaffold
+from docbuild.services.scaffold import scaffold
 from docbuild.stages.snapshot import LAKE_ALIAS, lake_location, list_snapshots
 from docserve.duck import connect
 from pdfmaker import write_pdf

@@ -24,10 +24,10 @@ from typing import Any
 
 import pytest
 from conftest import REPO, build_pages
-from docbuild.build_lock import LOCK_NAME, BuildLocked, build_lock
 from docbuild.config import ProcessingConfig
 from docbuild.pipeline import Build
 from docbuild.stages.snapshot import lake_location, list_snapshots
+from docbuild.util.build_lock import LOCK_NAME, BuildLocked, build_lock
 from docserve.duck import connect
 from endpoints import EmbeddingEndpoint, running
 
@@ -39,7 +39,7 @@ PAGES = {
 }
 HOLD = """import sys
 from pathlib import Path
-from docbuild.build_lock import build_lock
+from docbuild.util.build_lock import build_lock
 with build_lock(Path(sys.argv[1]), sys.argv[2]):
     print("held", flush=True)
     sys.stdin.read()

@@ -127,7 +127,7 @@ def test_hygiene_lengths_equal_a_recount_and_catch_a_miscount(counter):
     every embedded text again; a chunk near the limit whose count is wrong is still caught."""
     from dataclasses import replace
 
-    from docbuild.hygiene import measure_hygiene
+    from docbuild.util.hygiene import measure_hygiene
 
     code = (
         "```python\n"

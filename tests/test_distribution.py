@@ -32,7 +32,7 @@ from docbuild.distribution import Packaged, package
 from docbuild.distribution.bundle import TOOLS, host_platform, read_manifest
 from docbuild.distribution.registry import SCHEMA_URL
 from docbuild.pipeline import Build
-from docbuild.scaffold import scaffold
+from docbuild.services.scaffold import scaffold
 
 NAME = "tiny-docs-mcp"
 PAGES = {

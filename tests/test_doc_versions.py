@@ -13,9 +13,9 @@ from conftest import MOJO_VERSIONS
 from docbuild.build_report import BuildError
 from docbuild.cli import main
 from docbuild.config import ConfigError, load_processing_config
-from docbuild.doc_versions import add_version
 from docbuild.pipeline import Build
-from docbuild.scaffold import scaffold
+from docbuild.services.doc_versions import add_version
+from docbuild.services.scaffold import scaffold
 from docbuild.stages.snapshot import lake_location, list_snapshots
 from docserve.duck import connect
 from test_tools import tool

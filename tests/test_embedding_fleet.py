@@ -31,7 +31,7 @@ from docbuild.embedding import EmbeddingError
 from docbuild.embedding.cache import EmbeddingCache
 from docbuild.embedding.openai import HEALTH_TEXT, OpenAIEmbedder
 from docbuild.pipeline import Build
-from docbuild.scaffold import scaffold
+from docbuild.services.scaffold import scaffold
 from docserve.duck import connect
 from endpoints import (
     MODEL_NAME,

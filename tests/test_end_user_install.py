@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO
-from docbuild.client_config import CLIENTS, client_config
 from docbuild.config import load_processing_config
 from docbuild.pipeline import Build
-from docbuild.scaffold import scaffold
+from docbuild.services.client_config import CLIENTS, client_config
+from docbuild.services.scaffold import scaffold
 
 PAGE = "# Cache settings\n\nThe `cache_size` option sets how many query embeddings are kept in memory.\n"
 

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from conftest import REPO, corpus
 from docbuild.config import load_processing_config
-from docbuild.evaluate import (
+from docbuild.pipeline import Build
+from docbuild.services.evaluate import (
     KINDS,
     Target,
     answers,
@@ -26,8 +27,7 @@ from docbuild.evaluate import (
     score_sections,
     section_ranks,
 )
-from docbuild.pipeline import Build
-from docbuild.scaffold import scaffold
+from docbuild.services.scaffold import scaffold
 from docserve.search import SearchResult
 
 RESULT = dict(

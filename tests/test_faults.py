@@ -18,10 +18,10 @@ from typing import Any
 
 import pytest
 from conftest import REPO
-from docbuild.ask import ask, server_script
 from docbuild.config import ProcessingConfig, load_processing_config
 from docbuild.pipeline import Build
-from docbuild.scaffold import scaffold
+from docbuild.services.ask import ask, server_script
+from docbuild.services.scaffold import scaffold
 from docbuild.stages.embed import EMBED_GROUP
 from docbuild.stages.snapshot import lake_location, list_snapshots
 from endpoints import EmbeddingEndpoint, running

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO, corpus
-from docbuild.ask import server_script
 from docbuild.build_report import BuildReport
 from docbuild.config import load_processing_config
-from docbuild.evaluate import strip_extension
 from docbuild.pipeline import Build
+from docbuild.services.ask import server_script
+from docbuild.services.evaluate import strip_extension
 from docserve.duck import connect
 from fastmcp import Client
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from docbuild.fulltext import SCHEMA, create_full_text_index
 from docbuild.stages.materialize import FTS_FIELDS, FTS_OPTIONS, _sql_options
+from docbuild.util.fulltext import SCHEMA, create_full_text_index
 from docserve.codeterms import code_terms
 from docserve.duck import connect
 

@@ -7,8 +7,8 @@ import pytest
 from conftest import corpus
 from docbuild.chunker import fence_balanced
 from docbuild.documents import Document, SkipFile
-from docbuild.hygiene import MARKERS, furniture
 from docbuild.processors.html import HtmlProcessor
+from docbuild.util.hygiene import MARKERS, furniture
 
 SPHINX_PAGE = """<!DOCTYPE html>
 <html><head><title>widgets — Widget handling &#8212; Gadget 2.0 documentation</title>

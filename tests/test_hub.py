@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from docbuild.client_config import client_config
 from docbuild.config import load_processing_config
 from docbuild.pipeline import Build
-from docbuild.scaffold import scaffold
+from docbuild.services.client_config import client_config
+from docbuild.services.scaffold import scaffold
 from docserve.hub import Hub, open_library
 from docserve.query_embedder import EmbedderPool
 from endpoints import free_port

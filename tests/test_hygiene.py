@@ -1,7 +1,7 @@
 """The furniture check behind the build's hygiene figures: what it flags and what it leaves alone."""
 
 import pytest
-from docbuild.hygiene import furniture
+from docbuild.util.hygiene import furniture
 
 
 @pytest.mark.parametrize(

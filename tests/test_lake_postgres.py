@@ -25,7 +25,7 @@ from docbuild.build_report import BuildError
 from docbuild.cli import main
 from docbuild.config import ConfigError, load_processing_config
 from docbuild.pipeline import Build
-from docbuild.scaffold import scaffold
+from docbuild.services.scaffold import scaffold
 from docbuild.stages.snapshot import (
     LakeError,
     LakeLocation,

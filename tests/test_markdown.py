@@ -144,7 +144,7 @@ A push[^1] triggers a build. Press <kbd>Ctrl</kbd> and replace <file> with yours
 
 
 def test_hugo_markup_is_translated_not_leaked(tmp_path: Path):
-    from docbuild.hygiene import furniture
+    from docbuild.util.hygiene import furniture
 
     (tmp_path / "_common").mkdir()
     (tmp_path / "_common" / "note.md").write_text(
@@ -175,7 +175,7 @@ def test_hugo_markup_is_translated_not_leaked(tmp_path: Path):
 
 
 def test_other_generators_markup_is_translated():
-    from docbuild.hygiene import furniture
+    from docbuild.util.hygiene import furniture
 
     body = """Intro.
 

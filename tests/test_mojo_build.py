@@ -7,7 +7,7 @@ import pytest
 from conftest import corpus
 from docbuild.config import load_processing_config
 from docbuild.pipeline import Build
-from docbuild.scaffold import scaffold
+from docbuild.services.scaffold import scaffold
 from docserve.duck import connect
 
 

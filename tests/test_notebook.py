@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 from docbuild.chunker import fence_balanced
 from docbuild.documents import SkipFile
-from docbuild.hygiene import furniture
 from docbuild.processors import processor_for
 from docbuild.processors.notebook import MAX_OUTPUT_LINES, NotebookProcessor
+from docbuild.util.hygiene import furniture
 
 
 def notebook(cells: list[dict], language: str = "python", nbformat: int = 4) -> dict:

@@ -23,7 +23,7 @@ from docbuild.embedding import EmbeddingError
 from docbuild.embedding import openai as openai_module
 from docbuild.embedding.openai import OpenAIEmbedder
 from docbuild.pipeline import Build
-from docbuild.scaffold import scaffold
+from docbuild.services.scaffold import scaffold
 from docserve.duck import connect
 from endpoints import MODEL_DIR as MODEL_DIR  # re-exported: test_max_provider imports it here
 from endpoints import (

@@ -18,7 +18,7 @@ from conftest import build_pages
 from docbuild.config import DEFAULT_PRECISION, ConfigError, load_processing_config
 from docbuild.distribution import package
 from docbuild.pipeline import Build
-from docbuild.scaffold import scaffold
+from docbuild.services.scaffold import scaffold
 from docbuild.stages.package import WEIGHTS_FILE
 from docserve.doctor import file_sha256, model_checksums
 from docserve.encoder import default_model_dir
@@ -157,7 +157,7 @@ def test_changing_precision_embeds_again_and_rollback_serves_each_build(project:
 
 def top_hit(server: Path) -> str:
     """The first passage's file for the paraphrase, by vector search as the server answers."""
-    from docbuild.evaluate import open_engine
+    from docbuild.services.evaluate import open_engine
 
     engine = open_engine(server)
     try:
@@ -202,7 +202,7 @@ def test_precision_settings_are_checked(project: Path):
 
 
 def test_the_eval_harness_queries_with_the_database_encoder(int8_server: Path):
-    from docbuild.evaluate import open_engine
+    from docbuild.services.evaluate import open_engine
 
     engine = open_engine(int8_server)
     assert engine.embedder.encoder is not None

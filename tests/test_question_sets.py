@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from conftest import REPO, corpus
 from docbuild.config import load_processing_config
-from docbuild.evaluate import load_jsonl
-from docbuild.question_check import Corpus, check_questions, parsed_corpus
-from docbuild.scaffold import scaffold
+from docbuild.services.evaluate import load_jsonl
+from docbuild.services.question_check import Corpus, check_questions, parsed_corpus
+from docbuild.services.scaffold import scaffold
 
 EVAL = REPO / "tests" / "eval"
 BUILDS = {  # question set: the builds it is checked against (corpus folder, format)

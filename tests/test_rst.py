@@ -8,8 +8,8 @@ import pytest
 from conftest import corpus
 from docbuild.chunker import fence_balanced
 from docbuild.documents import Document, FileProblem, SkipFile
-from docbuild.hygiene import furniture
 from docbuild.processors.rst import RstProcessor
+from docbuild.util.hygiene import furniture
 from docutils.parsers.rst import directives, roles
 
 RAW_MARKERS = ("System Message", "Unknown", ".. ", "::", ":func:", "(ERROR/", "(WARNING/")

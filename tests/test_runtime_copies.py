@@ -15,7 +15,7 @@ from importlib import metadata
 from pathlib import Path
 
 import pytest
-from docbuild.scaffold import TEMPLATES, render
+from docbuild.services.scaffold import TEMPLATES, render
 from docbuild.stages.package import RUNTIME_SOURCE, install_runtime
 
 REPO = Path(__file__).resolve().parents[1]

@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import build_pages
-from docbuild.partition import partitioned_index
 from docbuild.stages.materialize import FTS_FIELDS, FTS_OPTIONS, _sql_options
+from docbuild.util.partition import partitioned_index
 from docserve.config import EmbedderSettings, SearchSettings
 from docserve.duck import connect
 from docserve.query_embedder import QueryEmbedder

@@ -32,7 +32,7 @@ import pytest
 from docbuild.build_report import BuildReport
 from docbuild.config import load_processing_config
 from docbuild.pipeline import Build
-from docbuild.scaffold import scaffold
+from docbuild.services.scaffold import scaffold
 from docserve.crossencoder import CrossEncoder
 from docserve.duck import connect
 from endpoints import EmbeddingEndpoint, Endpoint, free_port, running

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO, corpus
-from docbuild.ask import server_script
-from docbuild.watch import parse_duration
+from docbuild.services.ask import server_script
+from docbuild.services.watch import parse_duration
 from fastmcp import Client
 from site_server import Site, serving
 from test_watch import wait_for

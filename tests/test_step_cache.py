@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from docbuild.step_cache import StepCache
+from docbuild.util.step_cache import StepCache
 
 UNPICKLED: list[str] = []
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import duckdb
 import pytest
 from conftest import build_pages
-from docbuild import workers
-from docbuild.tokens import TokenCounter
+from docbuild.util import workers
+from docbuild.util.tokens import TokenCounter
 from tokenizers import Tokenizer, models, pre_tokenizers
 
 TRICKY = [

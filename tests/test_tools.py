@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from conftest import REPO
 from docbuild.config import load_processing_config
-from docbuild.scaffold import scaffold
-from docbuild.sync import SyncError, source_revision, sync_source
+from docbuild.services.scaffold import scaffold
+from docbuild.services.sync import SyncError, source_revision, sync_source
 
 
 def tool(name: str, *args: str, root: Path) -> subprocess.CompletedProcess[str]:

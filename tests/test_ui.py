@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 from conftest import build_pages
-from docbuild.build_lock import build_lock
 from docbuild.cli import main as docbuild
 from docbuild.config import load_processing_config
 from docbuild.pipeline import Build
 from docbuild.ui.app import create_app
 from docbuild.ui.serve import UIError, serve
+from docbuild.util.build_lock import build_lock
 from docserve.answers import Answers
 from docserve.render import CharCounter
 from starlette.testclient import TestClient

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from docbuild.config import load_processing_config
 from docbuild.pipeline import Build
-from docbuild.scaffold import scaffold
+from docbuild.services.scaffold import scaffold
 
 CHROMIUM = shutil.which("chromium")
 pytestmark = pytest.mark.skipif(

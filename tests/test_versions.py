@@ -10,7 +10,7 @@ from pathlib import Path
 from conftest import REPO
 from docbuild.config import load_processing_config
 from docbuild.pipeline import Build
-from docbuild.scaffold import scaffold
+from docbuild.services.scaffold import scaffold
 from docbuild.stages.snapshot import diff_snapshots, lake_location, list_snapshots
 from docserve.duck import connect
 

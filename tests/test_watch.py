@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from conftest import REPO
-from docbuild.ask import server_script
-from docbuild.scaffold import scaffold
+from docbuild.services.ask import server_script
+from docbuild.services.scaffold import scaffold
 from fastmcp import Client
 
 NAME = "watched"

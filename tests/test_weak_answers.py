@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from conftest import build_pages
-from docbuild.evaluate import Judged, Target, open_engine, weak_answer
+from docbuild.services.evaluate import Judged, Target, open_engine, weak_answer
 from docserve.answers import Answers
 from docserve.render import CharCounter
 from docserve.search import SearchEngine, SearchResult

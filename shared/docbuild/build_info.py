@@ -12,9 +12,9 @@ from docbuild import __version__
 from docbuild.build_report import BuildReport
 from docbuild.config import ProcessingConfig
 from docbuild.embedding import Embedder
+from docbuild.services.sync import source_revision
 from docbuild.stages.embed import PROBE_TEXT
 from docbuild.stages.package import encoder_file_name
-from docbuild.sync import source_revision
 
 
 def build_info(

@@ -10,8 +10,8 @@ from pathlib import Path
 from tqdm import tqdm
 
 from docbuild.documents import FileProblem
-from docbuild.hygiene import Hygiene
 from docbuild.stages.snapshot import Snapshot
+from docbuild.util.hygiene import Hygiene
 
 
 class BuildError(RuntimeError):

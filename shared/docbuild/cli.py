@@ -14,10 +14,7 @@ import signal
 import sys
 from pathlib import Path
 
-from docbuild import ask
-from docbuild.build_lock import BuildLocked
 from docbuild.build_report import BuildError, format_summary
-from docbuild.client_config import CLIENTS, INSTALLS, client_config
 from docbuild.config import (
     DEFAULT_PRECISION,
     PRECISIONS,
@@ -30,12 +27,15 @@ from docbuild.config import (
 )
 from docbuild.distribution import describe, package
 from docbuild.distribution.bundle import PLATFORMS, BundleError
-from docbuild.doc_versions import add_version
 from docbuild.formats import FORMATS
 from docbuild.pipeline import Build
-from docbuild.scaffold import ScaffoldError, scaffold
+from docbuild.services import ask
+from docbuild.services.client_config import CLIENTS, INSTALLS, client_config
+from docbuild.services.doc_versions import add_version
+from docbuild.services.scaffold import ScaffoldError, scaffold
+from docbuild.services.sync import NothingToSync, SyncError, sync_source
 from docbuild.stages.snapshot import diff_snapshots, lake_location, list_snapshots
-from docbuild.sync import NothingToSync, SyncError, sync_source
+from docbuild.util.build_lock import BuildLocked
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -414,7 +414,7 @@ def run_sync(config: ProcessingConfig) -> None:
 
 def duration(text: str) -> float:
     """An argparse type: seconds from ``90``, ``30s``, ``10m``, ``1h``."""
-    from docbuild.watch import parse_duration
+    from docbuild.services.watch import parse_duration
 
     try:
         return parse_duration(text)
@@ -424,7 +424,7 @@ def duration(text: str) -> float:
 
 def run_watch(args: argparse.Namespace) -> int:
     """``docbuild watch``: until Ctrl-C (or SIGTERM)."""
-    from docbuild.watch import Watcher
+    from docbuild.services.watch import Watcher
 
     signal.signal(signal.SIGTERM, signal.default_int_handler)  # stop as Ctrl-C does
     with contextlib.suppress(KeyboardInterrupt):
@@ -460,7 +460,7 @@ def print_versions(snapshots: list[dict[str, object]], as_json: bool) -> None:
 
 def run_eval(args: argparse.Namespace) -> int:
     """``docbuild eval``: print the Markdown table (and write JSON when asked)."""
-    from docbuild import evaluate
+    from docbuild.services import evaluate
 
     judged = (
         evaluate.load_beir(args.beir, args.split)
@@ -491,8 +491,8 @@ def run_eval(args: argparse.Namespace) -> int:
 
 def run_check_questions(args: argparse.Namespace) -> int:
     """``docbuild check-questions``: one line per finding; exit 1 when there is any."""
-    from docbuild.evaluate import load_jsonl
-    from docbuild.question_check import check_questions, parsed_corpus
+    from docbuild.services.evaluate import load_jsonl
+    from docbuild.services.question_check import check_questions, parsed_corpus
 
     corpus = parsed_corpus(load_processing_config(args.name))
     failed = 0

@@ -16,7 +16,6 @@ import duckdb
 from docserve.config import SearchSettings, configured_search
 
 from docbuild.build_info import build_info
-from docbuild.build_lock import build_lock
 from docbuild.build_record import save_report
 from docbuild.build_report import BuildError, BuildReport, VersionReport, log
 from docbuild.config import ProcessingConfig
@@ -30,7 +29,8 @@ from docbuild.stages.materialize import materialize, served_is_current
 from docbuild.stages.package import RUNTIME_SOURCE, package_server, runtime_files, ship_model
 from docbuild.stages.parse import parse_versions
 from docbuild.stages.snapshot import lake_location, list_snapshots, snapshot_chunks
-from docbuild.step_cache import content_key, settings_key
+from docbuild.util.build_lock import build_lock
+from docbuild.util.step_cache import content_key, settings_key
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -38,7 +38,7 @@ R = TypeVar("R")
 
 def locked(method: Callable[Concatenate[Build, P], R]) -> Callable[Concatenate[Build, P], R]:
     """Run a :class:`Build` method holding the server's build lock (``build/.lock``): another
-    build of the same server raises :class:`~docbuild.build_lock.BuildLocked` at once, or is
+    build of the same server raises :class:`~docbuild.util.build_lock.BuildLocked` at once, or is
     waited for when the build was made with ``wait=True``."""
 
     @functools.wraps(method)

@@ -20,7 +20,6 @@ from typing import Any
 
 from docserve.store import open_read_only, read_build_info
 
-from docbuild.client_config import CLIENTS, client_config
 from docbuild.config import ConfigError, load_processing_config
 from docbuild.distribution.bundle import make_bundle, platform_named
 from docbuild.distribution.python_package import (
@@ -33,7 +32,8 @@ from docbuild.distribution.registry import mcp_name_marker, server_json
 from docbuild.distribution.release import Release, resolve
 from docbuild.distribution.wheel import json_bytes, write_wheel
 from docbuild.embedding.local import model_folder
-from docbuild.scaffold import TEMPLATES, render
+from docbuild.services.client_config import CLIENTS, client_config
+from docbuild.services.scaffold import TEMPLATES, render
 from docbuild.stages.package import WEIGHTS_FILE, bundle_model, write_checksums
 
 

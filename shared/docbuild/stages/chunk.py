@@ -1,5 +1,5 @@
 """The chunk stage: each document's chunks and their hygiene figures, made in the build's process
-or in worker processes (:func:`docbuild.workers.ordered_map`), and cached."""
+or in worker processes (:func:`docbuild.util.workers.ordered_map`), and cached."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from docbuild.build_report import BuildReport, progress
 from docbuild.chunker import Chunk, Chunker
 from docbuild.config import ChunkingConfig, ProcessingConfig
 from docbuild.documents import Document
-from docbuild.hygiene import Hygiene, measure_hygiene
-from docbuild.step_cache import StepCache, content_key
-from docbuild.tokens import TokenCounter, tokenizer_file
-from docbuild.workers import ordered_map
+from docbuild.util.hygiene import Hygiene, measure_hygiene
+from docbuild.util.step_cache import StepCache, content_key
+from docbuild.util.tokens import TokenCounter, tokenizer_file
+from docbuild.util.workers import ordered_map
 
 _chunker: Chunker | None = None  # this process's, made by start()
 

@@ -10,7 +10,7 @@ from docbuild.build_report import BuildError, BuildReport, VersionReport, labell
 from docbuild.config import DocVersion, ProcessingConfig
 from docbuild.documents import FileProblem
 from docbuild.formats import DEFAULT_EXCLUDES, DEFAULT_PATTERNS
-from docbuild.sync import source_revision, sync_source
+from docbuild.services.sync import source_revision, sync_source
 
 ALWAYS_EXCLUDED = ["**/.*", "**/.*/**", "**/node_modules/**"]
 

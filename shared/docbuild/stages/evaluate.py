@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from docbuild import evaluate
 from docbuild.build_report import log
 from docbuild.config import ProcessingConfig
+from docbuild.services import evaluate
 
 
 def wanted(config: ProcessingConfig) -> bool:

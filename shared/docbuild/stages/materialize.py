@@ -30,9 +30,9 @@ from docserve.store import SEARCH_INDEX_FORMAT
 from docserve.vectors import VectorIndex
 
 from docbuild.config import IndexConfig
-from docbuild.fulltext import create_full_text_index
-from docbuild.partition import partition_count, partitioned_index
 from docbuild.stages.snapshot import LAKE_ALIAS, LakeLocation
+from docbuild.util.fulltext import create_full_text_index
+from docbuild.util.partition import partition_count, partitioned_index
 
 FTS_OPTIONS = {
     "stemmer": "porter",

@@ -21,10 +21,10 @@ from docserve.duck import connect
 from docserve.encoder import file_sha256
 
 from docbuild.build_report import BuildError
-from docbuild.client_config import CLIENTS, client_config
 from docbuild.config import ProcessingConfig, underscored
 from docbuild.embedding.local import model_folder
-from docbuild.scaffold import TEMPLATES, render
+from docbuild.services.client_config import CLIENTS, client_config
+from docbuild.services.scaffold import TEMPLATES, render
 
 RUNTIME_SOURCE = Path(__file__).resolve().parents[2] / "runtime"
 RUNTIME_PACKAGE = "docserve"

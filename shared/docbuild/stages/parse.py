@@ -1,5 +1,5 @@
 """The parse stage: every source file's documents and problems, read by the format's reader in
-the build's process or in worker processes (:func:`docbuild.workers.ordered_map`), and cached."""
+the build's process or in worker processes (:func:`docbuild.util.workers.ordered_map`), and cached."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from docbuild.documents import Document, FileProblem, SkipFile
 from docbuild.processors import processor_for
 from docbuild.site.manifest import page_urls
 from docbuild.stages.discover import SourceFile
-from docbuild.step_cache import StepCache, content_key
-from docbuild.workers import ordered_map
+from docbuild.util.step_cache import StepCache, content_key
+from docbuild.util.workers import ordered_map
 
 Stamp = tuple[int, int] | None  # (mtime in ns, size); None for a file that does not exist
 

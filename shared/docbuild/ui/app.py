@@ -33,13 +33,13 @@ from starlette.responses import HTMLResponse, PlainTextResponse, RedirectRespons
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from docbuild.build_lock import BuildLocked
 from docbuild.config import ConfigError
 from docbuild.stages.snapshot import diff_snapshots, lake_location, list_snapshots
 from docbuild.ui import charts
 from docbuild.ui.builds import Builds
 from docbuild.ui.servers import Project, Server, UnknownServer, headline
 from docbuild.ui.views import BadRequest, document_view, run_playground
+from docbuild.util.build_lock import BuildLocked
 
 HERE = Path(__file__).parent
 MAX_QUERY_STRING = 4096  # bytes of query string a page accepts

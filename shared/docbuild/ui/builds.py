@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from docbuild.build_lock import BuildLocked, build_lock
+from docbuild.util.build_lock import BuildLocked, build_lock
 
 LOG_NAME = "ui-build.log"
 STAGE_LINE = re.compile(r"^\[(?P<stage>[a-z]+)\] (?P<what>.*)$")

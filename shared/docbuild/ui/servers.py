@@ -23,7 +23,7 @@ from docserve.search import SearchEngine
 
 from docbuild.build_record import load_report
 from docbuild.config import ConfigError, ProcessingConfig, load_processing_config
-from docbuild.evaluate import load_runs
+from docbuild.services.evaluate import load_runs
 
 HISTOGRAM_BINS = 16
 

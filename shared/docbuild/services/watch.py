@@ -18,8 +18,8 @@ from docbuild.build_report import BuildError, format_summary, log
 from docbuild.config import ConfigError, EmbeddingConfig, ProcessingConfig, load_processing_config
 from docbuild.embedding import Embedder, EmbeddingError, make_embedder
 from docbuild.pipeline import Build
+from docbuild.services.sync import SyncError, sync_source
 from docbuild.stages.discover import discover_sources
-from docbuild.sync import SyncError, sync_source
 
 State = dict[str, tuple[int, int]]  # path -> (mtime in ns, size)
 FOLDER_INTERVAL = 1.0  # seconds between looks at local folders, by default

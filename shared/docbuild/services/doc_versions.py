@@ -24,7 +24,7 @@ from docbuild.config import (
     project_root,
     variables_for,
 )
-from docbuild.scaffold import (
+from docbuild.services.scaffold import (
     DEFAULT_VERSION_LINE,
     ScaffoldError,
     indent,

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from docbuild.chunker import Chunk, embedded_breadcrumb, fence_balanced
 from docbuild.processors.markdown_text import Fence, open_fence
-from docbuild.tokens import TokenCounter
+from docbuild.util.tokens import TokenCounter
 
 RECOUNT_MARGIN = 8  # chunks this close to the token limit are recounted whole (measure_hygiene)
 
@@ -95,7 +95,7 @@ class Hygiene:
     max_tokens: int
     over_limit: int
     token_limit: int
-    with_furniture: int = 0  # chunks holding page furniture or raw markup (docbuild.hygiene)
+    with_furniture: int = 0  # chunks holding page furniture or raw markup (docbuild.util.hygiene)
 
     @property
     def furniture_share(self) -> float:

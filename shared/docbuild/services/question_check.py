@@ -23,7 +23,7 @@ from docserve.duck import connect
 
 from docbuild.config import ProcessingConfig
 from docbuild.documents import Document
-from docbuild.evaluate import Judged, Target, heading_key, plain, strip_extension
+from docbuild.services.evaluate import Judged, Target, heading_key, plain, strip_extension
 
 COMMON_SHARE = 0.10  # a heading word in this share of sections or more gives nothing away
 RARE_SHARE = 0.005  # a term in at most this share of sections is distinctive ...

@@ -21,7 +21,7 @@ from docbuild.config import (
 )
 from docbuild.formats import FORMATS
 
-TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
+TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
 
 
 class ScaffoldError(ValueError):
