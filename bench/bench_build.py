@@ -24,7 +24,7 @@ from docbuild.chunker import Chunker
 from docbuild.config import load_processing_config
 from docbuild.embedding.local import LocalEmbedder
 from docbuild.pipeline import Build
-from docbuild.processors import processor_for
+from docbuild.readers import read_file
 from docbuild.services.scaffold import scaffold
 from docbuild.services.sync import sync_source
 from docbuild.stages.discover import discover
@@ -46,7 +46,7 @@ def main() -> None:
     def bare_model() -> float:
         """Seconds for the bare model to embed the same chunk texts, the same way."""
         files, _ = discover(config.source.path, fmt="mdx")
-        docs = [d for f in files for d in processor_for(f.path).process(f.path, f.relative)[0]]
+        docs = [d for f in files for d in read_file(f.path, f.relative)[0]]
         texts = sorted(
             {
                 c.embedding_text

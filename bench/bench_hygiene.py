@@ -15,7 +15,7 @@ from pathlib import Path
 from docbuild.chunker import Chunker, fence_balanced
 from docbuild.config import ChunkingConfig, ProcessingConfig, SourceConfig
 from docbuild.formats import FORMATS
-from docbuild.processors import processor_for
+from docbuild.readers import read_file
 from docbuild.stages.discover import discover_sources
 from docbuild.util.hygiene import furniture
 from docbuild.util.tokens import TokenCounter
@@ -31,7 +31,7 @@ def chunks_of_corpus(folder: Path, fmt: str) -> list[tuple[str, str, list[str]]]
     chunker = Chunker(TokenCounter(), ChunkingConfig())
     rows: list[tuple[str, str, list[str]]] = []
     for file in files:
-        documents, _ = processor_for(file.path, config).process(file.path, file.relative)
+        documents, _ = read_file(file.path, file.relative, config)
         for document in documents:
             rows += [
                 (c.path, c.content, c.section_hierarchy) for c in chunker.chunk_document(document)

@@ -11,7 +11,7 @@ import pytest
 from conftest import corpus
 from docbuild.chunker import fence_balanced
 from docbuild.documents import Document, FileProblem, SkipFile
-from docbuild.processors.asciidoc import AsciidocProcessor
+from docbuild.readers.asciidoc import AsciidocReader
 from docbuild.util.hygiene import furniture
 
 
@@ -27,7 +27,7 @@ def parse(
 ) -> tuple[Document, list[FileProblem]]:
     """Write ``text`` (and ``others``) into a fresh tree and process ``name``."""
     write(tmp_path, {name: text, **{f"{k.replace('__', '/')}.adoc": v for k, v in others.items()}})
-    docs, problems = AsciidocProcessor("https://x.org/docs", ".html").process(tmp_path / name, name)
+    docs, problems = AsciidocReader("https://x.org/docs", ".html").read(tmp_path / name, name)
     assert len(docs) == 1
     return docs[0], problems
 
@@ -283,16 +283,16 @@ def test_broken_input_is_read_best_effort(tmp_path):
 
 def test_include_fragments_are_skipped_until_no_longer_included(tmp_path):
     write(tmp_path, {"page.adoc": "= Page\n\ninclude::frag.adoc[]\n", "frag.adoc": "Shared.\n"})
-    processor = AsciidocProcessor()
+    reader = AsciidocReader()
     with pytest.raises(SkipFile) as skipped:
-        processor.process(tmp_path / "frag.adoc", "frag.adoc")
+        reader.read(tmp_path / "frag.adoc", "frag.adoc")
     assert str(skipped.value) == "include fragment (included by page.adoc)"
     assert skipped.value.dependencies == [str((tmp_path / "page.adoc").resolve())]
     page = tmp_path / "page.adoc"
     page.write_text("= Page\n\nNo include now.\n", encoding="utf-8")
     later = page.stat().st_mtime_ns + 10**9
     os.utime(page, ns=(later, later))
-    docs, _ = processor.process(tmp_path / "frag.adoc", "frag.adoc")
+    docs, _ = reader.read(tmp_path / "frag.adoc", "frag.adoc")
     assert "Shared." in docs[0].sections[0].text
 
 
@@ -318,11 +318,11 @@ def corpus_slice(root: Path) -> list[str]:
 
 def test_git_docs_slice_is_clean_markdown():
     root = corpus("git-docs", "asciidoc")
-    processor = AsciidocProcessor("https://git-scm.com/docs", ".html")
+    reader = AsciidocReader("https://git-scm.com/docs", ".html")
     pages = 0
     for relative in corpus_slice(root):
         try:
-            docs, problems = processor.process(root / relative, relative)
+            docs, problems = reader.read(root / relative, relative)
         except SkipFile as exc:
             assert str(exc).startswith("include fragment (included by "), relative
             continue
@@ -341,7 +341,7 @@ def test_git_docs_slice_is_clean_markdown():
 
 def test_git_reset_reads_like_its_man_page():
     root = corpus("git-docs", "asciidoc")
-    docs, _ = AsciidocProcessor("https://git-scm.com/docs", ".html").process(
+    docs, _ = AsciidocReader("https://git-scm.com/docs", ".html").read(
         root / "git-reset.adoc", "git-reset.adoc"
     )
     doc = docs[0]
@@ -355,9 +355,9 @@ def test_git_reset_reads_like_its_man_page():
 def test_section_anchors_match_git_html_ids():
     root = corpus("git-docs", "asciidoc")
     html = corpus("git-docs", "html")
-    processor = AsciidocProcessor()
+    reader = AsciidocReader()
     for name in ("git-reset", "git-commit", "git-rebase", "git-config", "gittutorial", "git"):
-        docs, _ = processor.process(root / f"{name}.adoc", f"{name}.adoc")
+        docs, _ = reader.read(root / f"{name}.adoc", f"{name}.adoc")
         tree = lxml.html.parse(str(html / f"{name}.html"))
         ids = {e.get("id") for e in tree.xpath("//h2[@id] | //h3[@id] | //h4[@id]")}
         anchors = {s.anchor for s in docs[0].sections if s.anchor}
@@ -366,9 +366,9 @@ def test_section_anchors_match_git_html_ids():
 
 def test_git_fragments_are_skipped_with_their_includers():
     root = corpus("git-docs", "asciidoc")
-    processor = AsciidocProcessor()
+    reader = AsciidocReader()
     with pytest.raises(SkipFile, match=r"include fragment \(included by git-fetch.adoc, git-pull"):
-        processor.process(root / "fetch-options.adoc", "fetch-options.adoc")
-    docs, _ = processor.process(root / "git-fetch.adoc", "git-fetch.adoc")
+        reader.read(root / "fetch-options.adoc", "fetch-options.adoc")
+    docs, _ = reader.read(root / "git-fetch.adoc", "git-fetch.adoc")
     text = "\n".join(s.text for s in docs[0].sections)
     assert "**--all**: Fetch all remotes." in text  # from fetch-options.adoc

@@ -7,7 +7,7 @@ import pytest
 from conftest import corpus
 from docbuild.chunker import fence_balanced
 from docbuild.documents import Document, SkipFile
-from docbuild.processors.html import HtmlProcessor
+from docbuild.readers.html import HtmlReader
 from docbuild.util.hygiene import MARKERS, furniture
 
 SPHINX_PAGE = """<!DOCTYPE html>
@@ -173,7 +173,7 @@ FURNITURE_TEXT = [
 
 def parse(html: str, relative: str = "page.html", **options) -> Document:
     """Parse ``html`` written to no file; the document it makes."""
-    (doc,), problems = HtmlProcessor(**options).parse(html, relative)
+    (doc,), problems = HtmlReader(**options).parse(html, relative)
     assert problems == []
     return doc
 
@@ -448,19 +448,19 @@ def test_title_fallbacks(tmp_path: Path):
 
 
 def test_unusable_files_are_skipped(tmp_path: Path):
-    processor = HtmlProcessor()
+    reader = HtmlReader()
     empty = tmp_path / "empty.html"
     empty.write_text("  \n")
     with pytest.raises(SkipFile, match="empty"):
-        processor.process(empty, "empty.html")
+        reader.read(empty, "empty.html")
     comment = tmp_path / "comment.html"
     comment.write_text("<!-- nothing here -->")
     with pytest.raises(SkipFile):
-        processor.process(comment, "comment.html")
+        reader.read(comment, "comment.html")
     only_nav = tmp_path / "nav.html"
     only_nav.write_text("<body><nav><a href='a.html'>A</a></nav><footer>(c)</footer></body>")
     with pytest.raises(SkipFile):
-        HtmlProcessor(skip_index_pages=False).process(only_nav, "nav.html")
+        HtmlReader(skip_index_pages=False).read(only_nav, "nav.html")
 
 
 HTML_TAG = dict(MARKERS)["HTML tag"]
@@ -477,11 +477,11 @@ def leaked_furniture(text: str, shown: str) -> list[str]:
 
 def check_corpus_pages(root: Path, relatives: list[str]) -> dict[str, Document]:
     """Parse pages of a real site; assert clean, balanced sections; return the documents."""
-    processor = HtmlProcessor("https://docs.test/")
+    reader = HtmlReader("https://docs.test/")
     docs: dict[str, Document] = {}
     for relative in relatives:
         try:
-            (doc,), problems = processor.process(root / relative, relative)
+            (doc,), problems = reader.read(root / relative, relative)
         except SkipFile:
             continue
         page = lxml.html.document_fromstring((root / relative).read_bytes())
@@ -535,5 +535,5 @@ def test_a_page_in_a_declared_legacy_charset_is_decoded(tmp_path: Path):
     )
     path = tmp_path / "latin.html"
     path.write_bytes(page.encode("latin-1"))
-    (doc,) = HtmlProcessor().process(path, "latin.html")[0]
+    (doc,) = HtmlReader().read(path, "latin.html")[0]
     assert doc.title == "Café crème" and "Crème brûlée, step by step." in doc.sections[0].text

@@ -2,9 +2,9 @@
 
 from pathlib import Path
 
-from docbuild.processors.commonmark import sections_of
-from docbuild.processors.markdown import MarkdownProcessor, split_front_matter
-from docbuild.processors.markdown_text import document_url
+from docbuild.readers.commonmark import sections_of
+from docbuild.readers.markdown import MarkdownReader, split_front_matter
+from docbuild.readers.markdown_text import document_url
 
 
 def split_sections(body: str, title: str | None) -> tuple[list, str | None]:
@@ -61,9 +61,9 @@ def test_custom_heading_id_and_url():
     assert document_url(None, "a.md", {}) is None
 
 
-def test_processor_title_fallbacks(tmp_path: Path):
+def test_reader_title_fallbacks(tmp_path: Path):
     (tmp_path / "no-title.md").write_text("Just text.\n")
-    (docs, problems) = MarkdownProcessor("https://x.org").process(
+    (docs, problems) = MarkdownReader("https://x.org").read(
         tmp_path / "no-title.md", "no-title.md"
     )
     assert docs[0].title == "No title" and not problems
@@ -72,7 +72,7 @@ def test_processor_title_fallbacks(tmp_path: Path):
 
 def test_the_front_matter_description_opens_the_page():
     """What a page is for, often in words its body never uses, is read, embedded and indexed."""
-    parse = MarkdownProcessor().parse
+    parse = MarkdownReader().parse
     meta = "---\ntitle: strings.Truncate\ndescription: Shortens text without cutting words.\n---\n"
     (doc,), _ = parse(meta + "\nSince templates are HTML-aware...\n\n## Examples\n\nx\n", "t.md")
     assert [s.hierarchy for s in doc.sections] == [
@@ -152,7 +152,7 @@ def test_hugo_markup_is_translated_not_leaked(tmp_path: Path):
         "## Included heading\n\nUnder its own heading.\n"
     )
     (tmp_path / "figures.md").write_text(HUGO_PAGE)
-    (doc,), problems = MarkdownProcessor().process(tmp_path / "figures.md", "figures.md")
+    (doc,), problems = MarkdownReader().read(tmp_path / "figures.md", "figures.md")
     assert not problems
     text = "\n\n".join(s.text for s in doc.sections)
     assert furniture(text) == []  # no shortcode, link reference line or (g) link left
@@ -209,11 +209,11 @@ def test_links_to_other_pages_become_absolute_with_a_url_base():
         "See [where](/functions/where/), [setup](setup.md#install), [the index](../index.md),\n"
         "a [term](g), [below](#later) and [Go](https://go.dev/).\n"
     )
-    (doc,), _ = MarkdownProcessor("https://x.org/docs").parse(body, "guide/intro.md")
+    (doc,), _ = MarkdownReader("https://x.org/docs").parse(body, "guide/intro.md")
     text = doc.sections[0].text
     assert "[where](https://x.org/functions/where/)" in text
     assert "[setup](https://x.org/docs/guide/setup#install)" in text
     assert "[the index](https://x.org/docs/)" in text
     assert "a term, below and [Go](https://go.dev/)." in text
-    (doc,), _ = MarkdownProcessor().parse(body, "guide/intro.md")  # no URL: links read as text
+    (doc,), _ = MarkdownReader().parse(body, "guide/intro.md")  # no URL: links read as text
     assert doc.sections[0].text.startswith("See where, setup, the index,\na term, below and [Go]")

@@ -1,6 +1,6 @@
 """MDX cleaning removes imports, exports and JSX without touching code, tables or placeholders."""
 
-from docbuild.processors.mdx import clean_mdx, parse_tag, strip_tags
+from docbuild.readers.mdx import clean_mdx, parse_tag, strip_tags
 
 MDX = """import Tabs from '@theme/Tabs';
 import {

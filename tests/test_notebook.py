@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 from docbuild.chunker import fence_balanced
 from docbuild.documents import SkipFile
-from docbuild.processors import processor_for
-from docbuild.processors.notebook import MAX_OUTPUT_LINES, NotebookProcessor
+from docbuild.readers import reader_for
+from docbuild.readers.notebook import MAX_OUTPUT_LINES, NotebookReader
 from docbuild.util.hygiene import furniture
 
 
@@ -85,7 +85,7 @@ def test_cells_become_sections_code_and_short_outputs(tmp_path: Path):
             ]
         ),
     )
-    docs, problems = NotebookProcessor("https://x.org/nb", ".html").process(path, "analysis.ipynb")
+    docs, problems = NotebookReader("https://x.org/nb", ".html").read(path, "analysis.ipynb")
     assert problems == []
     (doc,) = docs
     assert doc.title == "Sales analysis" and doc.url == "https://x.org/nb/analysis.html"
@@ -105,7 +105,7 @@ def test_cells_become_sections_code_and_short_outputs(tmp_path: Path):
 def test_language_code_with_backticks_and_nbformat3(tmp_path: Path):
     cell = code("x = '```'\nprint(x)")
     path = write(tmp_path, "r.ipynb", notebook([markdown("Intro"), cell], language="R"))
-    (doc,) = NotebookProcessor().process(path, "r.ipynb")[0]
+    (doc,) = NotebookReader().read(path, "r.ipynb")[0]
     assert doc.title == "R" and doc.title_from_path  # no heading: title from the file name
     assert "````r\nx = '```'" in doc.sections[0].text and fence_balanced(doc.sections[0].text)
 
@@ -121,7 +121,7 @@ def test_language_code_with_backticks_and_nbformat3(tmp_path: Path):
             }
         ],
     }
-    (doc,) = NotebookProcessor().process(write(tmp_path, "old.ipynb", old), "old.ipynb")[0]
+    (doc,) = NotebookReader().read(write(tmp_path, "old.ipynb", old), "old.ipynb")[0]
     assert doc.title == "Old notebook" and "```python\n1 + 1\n```" in doc.sections[0].text
 
 
@@ -137,4 +137,4 @@ def test_language_code_with_backticks_and_nbformat3(tmp_path: Path):
 def test_broken_notebooks_are_skipped_with_the_reason(tmp_path: Path, content: str, reason: str):
     path = write(tmp_path, "broken.ipynb", content)
     with pytest.raises(SkipFile, match=reason):
-        processor_for(path).process(path, "broken.ipynb")
+        reader_for(path).read(path, "broken.ipynb")

@@ -8,7 +8,7 @@ import pytest
 from conftest import corpus
 from docbuild.chunker import fence_balanced
 from docbuild.documents import Document, FileProblem, SkipFile
-from docbuild.processors.rst import RstProcessor
+from docbuild.readers.rst import RstReader
 from docbuild.util.hygiene import furniture
 from docutils.parsers.rst import directives, roles
 
@@ -21,7 +21,7 @@ def process(
     path = tmp_path / name
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
-    docs, problems = RstProcessor("https://docs.example.org", ".html").process(path, name)
+    docs, problems = RstReader("https://docs.example.org", ".html").read(path, name)
     assert len(docs) == 1
     return docs[0], problems
 
@@ -171,7 +171,7 @@ def test_structure_directives_are_dropped_and_a_toc_only_file_is_skipped(tmp_pat
     assert "Web text." in text and "Footnotes\n\nKept." in text
     (tmp_path / "contents.rst").write_text("Contents\n========\n\n.. toctree::\n\n   a\n   b\n")
     with pytest.raises(SkipFile, match="table of contents only"):
-        RstProcessor().process(tmp_path / "contents.rst", "contents.rst")
+        RstReader().read(tmp_path / "contents.rst", "contents.rst")
 
 
 def test_roles_become_their_text(tmp_path: Path):
@@ -324,10 +324,10 @@ PYTHON_SLICE = [
 def python_docs() -> dict[str, tuple[Document, list[FileProblem]]]:
     root = corpus("python-docs-3.11", "rst")
     names = PYTHON_SLICE + sorted(f"tutorial/{p.name}" for p in (root / "tutorial").glob("*.rst"))
-    processor = RstProcessor("https://docs.python.org/3.11", ".html")
+    reader = RstReader("https://docs.python.org/3.11", ".html")
     done = {}
     for name in names:
-        docs, problems = processor.process(root / name, name)
+        docs, problems = reader.read(root / name, name)
         done[name] = (docs[0], problems)
     return done
 

@@ -1,4 +1,4 @@
-"""Discovery, JSONL and PDF processors, configuration loading."""
+"""Discovery, JSONL and PDF readers, configuration loading."""
 
 import json
 import os
@@ -8,9 +8,9 @@ import pytest
 from conftest import corpus
 from docbuild.config import ConfigError, JsonlConfig
 from docbuild.documents import SkipFile
-from docbuild.processors import processor_for
-from docbuild.processors.jsonl import JsonlProcessor
-from docbuild.processors.pdf import PdfProcessor
+from docbuild.readers import reader_for
+from docbuild.readers.jsonl import JsonlReader
+from docbuild.readers.pdf import PdfReader
 from docbuild.stages.discover import discover
 from docserve.settings import apply_env_overrides, substitute
 from pdfmaker import write_pdf
@@ -46,7 +46,7 @@ def test_jsonl_reads_beir_records_and_reports_bad_lines(tmp_path: Path):
     ]
     path = tmp_path / "corpus.jsonl"
     path.write_text("\n".join(x if isinstance(x, str) else json.dumps(x) for x in lines) + "\n")
-    docs, problems = JsonlProcessor().process(path, "corpus.jsonl")
+    docs, problems = JsonlReader().read(path, "corpus.jsonl")
     assert [d.document_id for d in docs] == ["d1", "d2"]
     assert docs[0].title == "First" and docs[1].title == "d2" and docs[1].url == "https://x/d2"
     assert docs[0].sections[0].text == "Alpha text."
@@ -54,7 +54,7 @@ def test_jsonl_reads_beir_records_and_reports_bad_lines(tmp_path: Path):
     custom = tmp_path / "custom.jsonl"
     custom.write_text(json.dumps({"key": "k1", "heading": "H", "body": "B"}) + "\n")
     fields = JsonlConfig(id_fields=["key"], title_field="heading", text_field="body")
-    docs, _ = JsonlProcessor(fields=fields).process(custom, "custom.jsonl")
+    docs, _ = JsonlReader(fields=fields).read(custom, "custom.jsonl")
     assert docs[0].document_id == "k1" and docs[0].title == "H" and docs[0].sections[0].text == "B"
 
 
@@ -62,7 +62,7 @@ def test_pdf_pages_keep_numbers_and_bad_pdfs_are_refused(tmp_path: Path):
     good = write_pdf(
         tmp_path / "g.pdf", [["First page about parsing."], ["Second page about vectors."]], "Guide"
     )
-    docs, _ = PdfProcessor().process(good, "g.pdf")
+    docs, _ = PdfReader().read(good, "g.pdf")
     assert docs[0].title == "Guide"
     assert [(s.page, s.text) for s in docs[0].sections] == [
         (1, "First page about parsing."),
@@ -74,18 +74,18 @@ def test_pdf_pages_keep_numbers_and_bad_pdfs_are_refused(tmp_path: Path):
     writer.encrypt("secret")
     writer.write(tmp_path / "enc.pdf")
     with pytest.raises(SkipFile, match="encrypted"):
-        PdfProcessor().process(tmp_path / "enc.pdf", "enc.pdf")
+        PdfReader().read(tmp_path / "enc.pdf", "enc.pdf")
     (tmp_path / "corrupt.pdf").write_bytes(b"%PDF-1.4\ngarbage")
     with pytest.raises(SkipFile, match="not a readable PDF"):
-        PdfProcessor().process(tmp_path / "corrupt.pdf", "corrupt.pdf")
+        PdfReader().read(tmp_path / "corrupt.pdf", "corrupt.pdf")
     blank = write_pdf(tmp_path / "blank.pdf", [[], []])
     with pytest.raises(SkipFile, match="no extractable text"):
-        PdfProcessor().process(blank, "blank.pdf")
+        PdfReader().read(blank, "blank.pdf")
 
 
 def test_real_pdf_outline_gives_headings_and_pages():
     path = corpus("pdfs", "bash-reference-manual.pdf")
-    docs, _ = PdfProcessor().process(path, path.name)
+    docs, _ = PdfReader().read(path, path.name)
     sections = docs[0].sections
     assert len(sections) > 100
     assert all(s.page for s in sections)
@@ -94,11 +94,11 @@ def test_real_pdf_outline_gives_headings_and_pages():
     )
 
 
-def test_processor_factory_by_extension(tmp_path: Path):
-    assert processor_for(Path("a.MDX")).format == "mdx"
-    assert processor_for(Path("a.markdown")).format == "md"
-    with pytest.raises(ValueError, match="no processor"):
-        processor_for(Path("a.txt"))
+def test_reader_factory_by_extension(tmp_path: Path):
+    assert reader_for(Path("a.MDX")).format == "mdx"
+    assert reader_for(Path("a.markdown")).format == "md"
+    with pytest.raises(ValueError, match="no reader"):
+        reader_for(Path("a.txt"))
 
 
 def test_variables_and_environment_overrides(monkeypatch):

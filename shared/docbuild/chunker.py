@@ -18,7 +18,7 @@ from docserve.codeterms import code_terms
 
 from docbuild.config import ChunkingConfig
 from docbuild.documents import Document, Section
-from docbuild.processors.markdown_text import Fence, open_fence
+from docbuild.readers.markdown_text import Fence, open_fence
 
 TokenCounter = Callable[[list[str]], list[int]]
 """Counts wordpieces of each text, excluding the model's special tokens."""

@@ -1,9 +1,12 @@
-"""The document model shared by every processor, and the report of files that needed care."""
+"""The document model shared by every reader: what a reader makes of a file (:class:`Page`), the
+:class:`Document` every stage sees (made by :func:`wrap`), and the report of files that needed
+care."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 
 @dataclass
@@ -32,6 +35,45 @@ class Document:
 
 
 @dataclass
+class Page:
+    """What a reader makes of one document of a file, before :func:`wrap` turns it into the
+    :class:`Document` every stage sees."""
+
+    sections: list[Section]
+    title: str | None = None  # its own title; None: one is made from the file name
+    url: str | None = None
+    description: str | None = None  # a one-line summary (front matter, a module synopsis)
+    metadata: dict[str, object] = field(default_factory=dict)
+    dependencies: Iterable[str] = ()  # other files read (includes), absolute
+    document_id: str | None = None  # None: the file's path (a JSONL record has its own id)
+
+
+def wrap(page: Page, relative: str) -> Document:
+    """The document every stage sees for ``page``, read from the file at ``relative``: a title
+    (made from the file name when the page has none), the description kept as the opening's
+    first paragraph, an id, and the files it was read from, each once."""
+    title = page.title or title_from_path(relative)
+    return Document(
+        page.document_id or relative,
+        relative,
+        title,
+        with_description(page.sections, title, page.description),
+        page.url,
+        page.metadata,
+        title_from_path=not page.title,
+        dependencies=list(dict.fromkeys(page.dependencies)),
+    )
+
+
+def title_from_path(relative: str) -> str:
+    """A readable title from a file name: ``decorators/always-inline.mdx`` → ``Always inline``."""
+    stem = Path(relative).stem
+    if stem in {"index", "_index", "README"}:
+        stem = Path(relative).parent.name or stem
+    return stem.replace("-", " ").replace("_", " ").strip().capitalize()
+
+
+@dataclass
 class FileProblem:
     """A file that was skipped (``skipped=True``) or parsed best-effort, with the reason."""
 
@@ -41,7 +83,7 @@ class FileProblem:
 
 
 class SkipFile(Exception):
-    """Raised by a processor when a file cannot be used at all.
+    """Raised by a reader when a file cannot be used at all.
 
     ``dependencies`` are other files the decision rests on (say, the page that includes a
     fragment): when one of them changes, the file is read again.

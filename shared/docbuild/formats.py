@@ -20,7 +20,7 @@ EXTENSIONS: dict[str, str] = {
     ".asc": "asciidoc",
     ".ipynb": "notebook",
 }
-"""File extension → format. Other files reach a processor only through ``include`` patterns:
+"""File extension → format. Other files reach a reader only through ``include`` patterns:
 they are then read as the configured ``format`` (Sphinx's ``.txt`` sources as ``rst``, say)."""
 
 

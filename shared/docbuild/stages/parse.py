@@ -10,7 +10,7 @@ from pathlib import Path
 from docbuild.build_report import BuildReport, labelled, progress
 from docbuild.config import DocVersion, ProcessingConfig
 from docbuild.documents import Document, FileProblem, SkipFile
-from docbuild.processors import processor_for
+from docbuild.readers import read_file
 from docbuild.site.manifest import page_urls
 from docbuild.stages.discover import SourceFile
 from docbuild.util.step_cache import StepCache, content_key
@@ -51,8 +51,7 @@ def parse(job: tuple[SourceFile, DocVersion]) -> Parsed:
     A versioned server's document ids start with the version's label."""
     file, version = job
     try:
-        processor = processor_for(file.path, version.config)
-        docs, problems = processor.process(file.path, file.relative)
+        docs, problems = read_file(file.path, file.relative, version.config)
     except SkipFile as exc:
         return Parsed.of([], [FileProblem(file.relative, str(exc))], exc.dependencies)
     except Exception as exc:  # a parser bug must not sink the whole build
@@ -66,7 +65,7 @@ def parse(job: tuple[SourceFile, DocVersion]) -> Parsed:
 
 
 def ready() -> None:
-    """Nothing to load before parsing: processors are made per file."""
+    """Nothing to load before parsing: readers are made per file."""
 
 
 def parse_all(jobs: list[tuple[SourceFile, DocVersion]]) -> Iterator[Parsed]:

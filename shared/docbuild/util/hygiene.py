@@ -1,7 +1,7 @@
 """Chunk quality figures: token lengths, balanced fences, breadcrumbs, and page furniture and
 markup that must never reach a chunk, site generators' included (found line by line).
 
-Used by the build summary (share of chunks with furniture, goal 0) and by the processor tests.
+Used by the build summary (share of chunks with furniture, goal 0) and by the reader tests.
 Fenced code and inline code spans are not inspected: code may legitimately hold ``----``,
 ``.. x::`` or ``<div>``.
 """
@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 
 from docbuild.chunker import Chunk, embedded_breadcrumb, fence_balanced
-from docbuild.processors.markdown_text import Fence, open_fence
+from docbuild.readers.markdown_text import Fence, open_fence
 from docbuild.util.tokens import TokenCounter
 
 RECOUNT_MARGIN = 8  # chunks this close to the token limit are recounted whole (measure_hygiene)

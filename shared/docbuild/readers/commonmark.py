@@ -27,14 +27,14 @@ from mdit_py_plugins.footnote import footnote_plugin
 from mdit_py_plugins.front_matter import front_matter_plugin
 
 from docbuild.documents import Section
-from docbuild.processors.markdown_text import (
+from docbuild.readers.markdown_text import (
     HTML_TAGS,
     code_span,
     fenced,
     merge_heading_only,
     plain_heading,
 )
-from docbuild.processors.shortcodes import Markup, site_markup_plugin
+from docbuild.readers.shortcodes import Markup, site_markup_plugin
 
 _BLOCKS = "p div summary details li dt dd tr table pre blockquote section figure figcaption h1"
 BLOCK_ELEMENTS = frozenset(f"{_BLOCKS} h2 h3 h4 h5 h6 ul ol dl".split(" "))

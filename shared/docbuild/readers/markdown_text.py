@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 
 from docbuild.documents import Section
 
@@ -194,11 +194,3 @@ def document_url(
     if stem == "index" or stem.endswith("/index") or stem.endswith("/_index"):
         stem = stem.rsplit("index", 1)[0].rstrip("_").rstrip("/")
     return f"{base}/{stem}".rstrip("/")
-
-
-def title_from_path(relative: str) -> str:
-    """A readable title from a file name: ``decorators/always-inline.mdx`` → ``Always inline``."""
-    stem = Path(relative).stem
-    if stem in {"index", "_index", "README"}:
-        stem = Path(relative).parent.name or stem
-    return stem.replace("-", " ").replace("_", " ").strip().capitalize()

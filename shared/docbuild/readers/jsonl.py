@@ -4,22 +4,28 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Self
 
-from docbuild.config import JsonlConfig
-from docbuild.documents import Document, FileProblem, Section
-from docbuild.processors.text import read_text
+from docbuild.config import JsonlConfig, ProcessingConfig
+from docbuild.documents import Document, FileProblem, Page, Section, wrap
+from docbuild.readers.text import read_text
 
 
-class JsonlProcessor:
+class JsonlReader:
     """Parse ``.jsonl`` files; the record's id becomes its ``document_id``."""
 
     format = "jsonl"
+
+    @classmethod
+    def from_config(cls, config: ProcessingConfig) -> Self:
+        """The reader set up from a build's config."""
+        return cls(config.url_base, config.jsonl)
 
     def __init__(self, url_base: str | None = None, fields: JsonlConfig | None = None) -> None:
         self.url_base = url_base
         self.fields = fields or JsonlConfig()
 
-    def process(self, path: Path, relative: str) -> tuple[list[Document], list[FileProblem]]:
+    def read(self, path: Path, relative: str) -> tuple[list[Document], list[FileProblem]]:
         """Read every record; a bad line is reported and skipped, the rest is kept."""
         documents: list[Document] = []
         bad: list[str] = []
@@ -65,5 +71,5 @@ class JsonlProcessor:
         url = record.get(self.fields.url_field) or (
             f"{self.url_base.rstrip('/')}/{doc_id}" if self.url_base else None
         )
-        section = Section([title], text or title)
-        return Document(doc_id, relative, title, [section], url), ""
+        page = Page([Section([title], text or title)], title, url, document_id=doc_id)
+        return wrap(page, relative), ""

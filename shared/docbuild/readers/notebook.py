@@ -1,7 +1,7 @@
 """Jupyter notebooks: Markdown cells as Markdown, code cells as fenced code, short text outputs.
 
 The notebook is read with ``json`` (nbformat 4, and 3's ``worksheets``), turned into one
-Markdown body and sectioned by the Markdown processor, so headings in Markdown cells make the
+Markdown body and sectioned by the Markdown reader, so headings in Markdown cells make the
 breadcrumb. Images, HTML, widget state and other rich outputs are dropped; text outputs are
 kept up to ``MAX_OUTPUT_LINES`` lines and ``MAX_OUTPUT_CHARS`` characters.
 """
@@ -12,9 +12,9 @@ import json
 from pathlib import Path
 
 from docbuild.documents import Document, FileProblem, SkipFile
-from docbuild.processors.markdown import MarkdownProcessor
-from docbuild.processors.markdown_text import fenced
-from docbuild.processors.text import read_text
+from docbuild.readers.markdown import MarkdownReader
+from docbuild.readers.markdown_text import fenced
+from docbuild.readers.text import read_text
 
 MAX_OUTPUT_LINES = 12
 MAX_OUTPUT_CHARS = 800
@@ -82,12 +82,12 @@ def to_markdown(notebook: dict) -> str:
     return "\n\n".join(parts) + "\n"
 
 
-class NotebookProcessor(MarkdownProcessor):
+class NotebookReader(MarkdownReader):
     """Parse ``.ipynb`` files."""
 
     format = "notebook"
 
-    def process(self, path: Path, relative: str) -> tuple[list[Document], list[FileProblem]]:
+    def read(self, path: Path, relative: str) -> tuple[list[Document], list[FileProblem]]:
         """Read one notebook; a file that is not notebook JSON is skipped with the reason."""
         try:
             notebook = json.loads(read_text(path))

@@ -5,7 +5,7 @@ Docusaurus admonitions (``:::note``).
 
 Block markup becomes a ``markup_block`` token (raw body, for code) or ``markup_open`` /
 ``markup_close`` around body tokens parsed as Markdown; inline shortcodes become ``markup_inline``
-tokens. :mod:`docbuild.processors.commonmark` renders them.
+tokens. :mod:`docbuild.readers.commonmark` renders them.
 """
 
 from __future__ import annotations

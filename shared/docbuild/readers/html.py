@@ -15,14 +15,18 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Self
 
 import lxml.etree
 import lxml.html
 from lxml.html import HtmlElement
 
-from docbuild.documents import Document, FileProblem, Section, SkipFile
-from docbuild.processors.markdown_text import fenced, merge_heading_only, title_from_path
-from docbuild.processors.text import read_text
+from docbuild.documents import Document, FileProblem, Page, Section, SkipFile, title_from_path, wrap
+from docbuild.readers.markdown_text import fenced, merge_heading_only
+from docbuild.readers.text import read_text
+
+if TYPE_CHECKING:
+    from docbuild.config import ProcessingConfig
 
 HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
 
@@ -551,16 +555,21 @@ def read_page(path: Path) -> str:
     return lxml.html.tostring(lxml.html.document_fromstring(path.read_bytes()), encoding="unicode")
 
 
-class HtmlProcessor:
+class HtmlReader:
     """Parse ``.html``/``.htm`` pages of a built documentation site."""
 
     format = "html"
+
+    @classmethod
+    def from_config(cls, config: ProcessingConfig) -> Self:
+        """The reader set up from a build's config."""
+        return cls(config.url_base, config.html.skip_index_pages)
 
     def __init__(self, url_base: str | None = None, skip_index_pages: bool = True) -> None:
         self.url_base = url_base
         self.skip_index_pages = skip_index_pages
 
-    def process(self, path: Path, relative: str) -> tuple[list[Document], list[FileProblem]]:
+    def read(self, path: Path, relative: str) -> tuple[list[Document], list[FileProblem]]:
         """Read one page; returns its document (pages without content raise SkipFile)."""
         return self.parse(read_page(path), relative)
 
@@ -588,8 +597,7 @@ class HtmlProcessor:
         if not sections:
             raise SkipFile("no text in the page's main content")
         url = f"{self.url_base.rstrip('/')}/{relative}" if self.url_base else None
-        document = Document(relative, relative, title, sections, url, title_from_path=not named)
-        return [document], []
+        return [wrap(Page(sections, named or None, url), relative)], []
 
     @staticmethod
     def _skip_link_lists(roots: list[HtmlElement]) -> None:

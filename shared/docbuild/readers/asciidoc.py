@@ -35,17 +35,20 @@ import textwrap
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING, Self
 
 import lxml.html
 
-from docbuild.documents import Document, FileProblem, Section, SkipFile
-from docbuild.processors.markdown_text import (
+from docbuild.documents import Document, FileProblem, Page, Section, SkipFile, title_from_path, wrap
+from docbuild.readers.markdown_text import (
     document_url,
     fenced,
     merge_heading_only,
-    title_from_path,
 )
-from docbuild.processors.text import read_text
+from docbuild.readers.text import read_text
+
+if TYPE_CHECKING:
+    from docbuild.config import ProcessingConfig
 
 SUFFIXES = (".adoc", ".asciidoc", ".asc")
 MAX_INCLUDE_DEPTH = 8
@@ -82,7 +85,7 @@ BUILTIN_ATTRIBUTES = {
     "wj": "\u2060",
     "zwsp": "\u200b",
 }
-"""Attributes every AsciiDoc processor (and git's ``asciidoc.conf``) defines."""
+"""Attributes every AsciiDoc reader (and git's ``asciidoc.conf``) defines."""
 
 ADMONITIONS = {"NOTE", "TIP", "IMPORTANT", "WARNING", "CAUTION"}
 MAIL_FIELDS = {"from", "to", "cc", "date", "subject", "message-id", "content-type", "abstract"}
@@ -1200,16 +1203,21 @@ def build_sections(events: list[Event], title: str, named: bool) -> list[Section
     return merge_heading_only(sections)
 
 
-class AsciidocProcessor:
+class AsciidocReader:
     """Parse AsciiDoc files (git's documentation among them)."""
 
     format = "asciidoc"
+
+    @classmethod
+    def from_config(cls, config: ProcessingConfig) -> Self:
+        """The reader set up from a build's config."""
+        return cls(config.url_base, config.url_suffix)
 
     def __init__(self, url_base: str | None = None, url_suffix: str = "") -> None:
         self.url_base = url_base
         self.url_suffix = url_suffix
 
-    def process(self, path: Path, relative: str) -> tuple[list[Document], list[FileProblem]]:
+    def read(self, path: Path, relative: str) -> tuple[list[Document], list[FileProblem]]:
         """Read one file (with what it includes); a fragment others include is skipped."""
         root = source_root(path, relative)
         includers = fragment_includers(root, path)
@@ -1241,14 +1249,5 @@ class AsciidocProcessor:
         notes = reader.problems + blocks.problems
         problems = [FileProblem(relative, summarize(notes), skipped=False)] if notes else []
         url = document_url(self.url_base, relative, {}, self.url_suffix)
-        doc = Document(
-            relative,
-            relative,
-            title,
-            sections,
-            url,
-            {},
-            title_from_path=blocks.title is None,
-            dependencies=sorted(reader.dependencies),
-        )
-        return ([doc] if sections else []), problems
+        page = Page(sections, blocks.title, url, dependencies=sorted(reader.dependencies))
+        return ([wrap(page, relative)] if sections else []), problems

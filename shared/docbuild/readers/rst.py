@@ -2,7 +2,7 @@
 
 Sections follow the document's section tree; each section's anchor is its docutils id, the id
 Sphinx gives the section in the built HTML. Directives and roles are understood by
-:mod:`docbuild.processors.sphinx_rst`; parser notes are reported, never written into the text.
+:mod:`docbuild.readers.sphinx_rst`; parser notes are reported, never written into the text.
 """
 
 from __future__ import annotations
@@ -10,13 +10,25 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING, Self
 
 from docutils import nodes
 
-from docbuild.documents import Document, FileProblem, Section, SkipFile, with_description
-from docbuild.processors.markdown_text import document_url, merge_heading_only, title_from_path
-from docbuild.processors.sphinx_rst import Message, parse
-from docbuild.processors.text import read_text
+from docbuild.documents import (
+    Document,
+    FileProblem,
+    Page,
+    Section,
+    SkipFile,
+    title_from_path,
+    wrap,
+)
+from docbuild.readers.markdown_text import document_url, merge_heading_only
+from docbuild.readers.sphinx_rst import Message, parse
+from docbuild.readers.text import read_text
+
+if TYPE_CHECKING:
+    from docbuild.config import ProcessingConfig
 
 MAX_NOTES = 3
 AUTO_ID = re.compile(r"id\d+")
@@ -318,16 +330,21 @@ def first_title(document: nodes.document) -> str | None:
     return plain(section[0]) if section is not None and len(section) else None
 
 
-class RstProcessor:
+class RstReader:
     """Parse ``.rst``/``.rest`` files (Sphinx sources in particular)."""
 
     format = "rst"
+
+    @classmethod
+    def from_config(cls, config: ProcessingConfig) -> Self:
+        """The reader set up from a build's config."""
+        return cls(config.url_base, config.url_suffix)
 
     def __init__(self, url_base: str | None = None, url_suffix: str = "") -> None:
         self.url_base = url_base
         self.url_suffix = url_suffix
 
-    def process(self, path: Path, relative: str) -> tuple[list[Document], list[FileProblem]]:
+    def read(self, path: Path, relative: str) -> tuple[list[Document], list[FileProblem]]:
         """Read one file; returns its document and any best-effort notes."""
         text = read_text(path)
         root = path.absolute().parents[len(PurePosixPath(relative).parts) - 1]
@@ -335,21 +352,13 @@ class RstProcessor:
         named = first_title(document)
         title = named or title_from_path(relative)
         sections = merge_heading_only(MarkdownWriter(document).sections(title))
-        sections = with_description(sections, title, context.synopsis)
-        if not sections:
+        url = document_url(self.url_base, relative, {}, self.url_suffix)
+        page = Page(sections, named, url, context.synopsis, dependencies=context.dependencies)
+        doc = wrap(page, relative)
+        if not doc.sections:
             raise SkipFile(
                 "no content of its own (table of contents only)"
                 if context.has_toctree
                 else "no text content"
             )
-        url = document_url(self.url_base, relative, {}, self.url_suffix)
-        doc = Document(
-            relative,
-            relative,
-            title,
-            sections,
-            url,
-            title_from_path=not named,
-            dependencies=list(dict.fromkeys(context.dependencies)),
-        )
         return [doc], best_effort(relative, messages)

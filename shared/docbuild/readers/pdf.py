@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING, Self
 
 import pypdfium2 as pdfium
 
-from docbuild.documents import Document, FileProblem, Section, SkipFile
-from docbuild.processors.markdown_text import title_from_path
+from docbuild.documents import Document, FileProblem, Page, Section, SkipFile, title_from_path, wrap
+
+if TYPE_CHECKING:
+    from docbuild.config import ProcessingConfig
 
 MIN_CHARS_PER_PAGE = 80
 
@@ -84,15 +87,20 @@ def _hierarchies(title: str, count: int, outline: list[tuple[int, int, str]]) ->
     return result
 
 
-class PdfProcessor:
+class PdfReader:
     """Parse ``.pdf`` files."""
 
     format = "pdf"
 
+    @classmethod
+    def from_config(cls, config: ProcessingConfig) -> Self:
+        """The reader set up from a build's config."""
+        return cls(config.url_base)
+
     def __init__(self, url_base: str | None = None) -> None:
         self.url_base = url_base
 
-    def process(self, path: Path, relative: str) -> tuple[list[Document], list[FileProblem]]:
+    def read(self, path: Path, relative: str) -> tuple[list[Document], list[FileProblem]]:
         """Read one PDF; returns its document and any best-effort notes."""
         if path.stat().st_size == 0:
             raise SkipFile("empty file")
@@ -120,13 +128,5 @@ class PdfProcessor:
             if text.strip()
         ]
         url = f"{self.url_base.rstrip('/')}/{relative}" if self.url_base else None
-        doc = Document(
-            relative,
-            relative,
-            title,
-            sections,
-            url,
-            {"pages": len(pages)},
-            title_from_path=not meta_title,
-        )
-        return [doc], problems
+        page = Page(sections, meta_title or None, url, metadata={"pages": len(pages)})
+        return [wrap(page, relative)], problems

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import re
 
-from docbuild.processors.markdown import MarkdownProcessor
-from docbuild.processors.markdown_text import HTML_TAGS, Fence, open_fence
+from docbuild.readers.markdown import MarkdownReader
+from docbuild.readers.markdown_text import HTML_TAGS, Fence, open_fence
 
 BLOCK_TAGS = frozenset(
     [
@@ -220,7 +220,7 @@ def _skip_braces(text: str, i: int) -> int:
     return -1
 
 
-class MdxProcessor(MarkdownProcessor):
+class MdxReader(MarkdownReader):
     """Parse ``.mdx`` files."""
 
     format = "mdx"

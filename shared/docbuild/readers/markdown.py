@@ -1,17 +1,21 @@
 """Markdown: YAML front matter, then the body read by a CommonMark parser
-(:mod:`docbuild.processors.commonmark`) into sections by heading, code blocks kept whole."""
+(:mod:`docbuild.readers.commonmark`) into sections by heading, code blocks kept whole."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING, Self
 
 import yaml
 
-from docbuild.documents import Document, FileProblem, with_description
-from docbuild.processors.commonmark import Include, sections_of
-from docbuild.processors.markdown_text import document_url, title_from_path
-from docbuild.processors.text import read_text
+from docbuild.documents import Document, FileProblem, Page, title_from_path, wrap
+from docbuild.readers.commonmark import Include, sections_of
+from docbuild.readers.markdown_text import document_url
+from docbuild.readers.text import read_text
+
+if TYPE_CHECKING:
+    from docbuild.config import ProcessingConfig
 
 
 def split_front_matter(text: str) -> tuple[dict[str, object], str, str | None]:
@@ -35,10 +39,15 @@ def split_front_matter(text: str) -> tuple[dict[str, object], str, str | None]:
     return data, body, None
 
 
-class MarkdownProcessor:
+class MarkdownReader:
     """Parse ``.md`` files."""
 
     format = "md"
+
+    @classmethod
+    def from_config(cls, config: ProcessingConfig) -> Self:
+        """The reader set up from a build's config."""
+        return cls(config.url_base, config.url_suffix)
 
     def __init__(self, url_base: str | None = None, url_suffix: str = "") -> None:
         self.url_base = url_base
@@ -48,7 +57,7 @@ class MarkdownProcessor:
         """Hook for dialects (MDX) that need markup removed before sectioning."""
         return body
 
-    def process(self, path: Path, relative: str) -> tuple[list[Document], list[FileProblem]]:
+    def read(self, path: Path, relative: str) -> tuple[list[Document], list[FileProblem]]:
         """Read one file; returns its document and any best-effort notes."""
         return self.parse(read_text(path), relative, path)
 
@@ -66,25 +75,20 @@ class MarkdownProcessor:
         url = document_url(self.url_base, relative, metadata, self.url_suffix)
         include = self.includer(path, relative)
         read = sections_of(body, given, title_from_path(relative), include, url)
-        title, named, sections = read.title, read.named, read.sections
         if read.unclosed_fence is not None:
             note = f"code fence opened at line {read.unclosed_fence} is never closed; closed at end of file"
             problems.append(FileProblem(relative, note, skipped=False))
         description = metadata.get("description")
-        sections = with_description(
-            sections, title, description if isinstance(description, str) else None
-        )
-        doc = Document(
-            relative,
-            relative,
-            title,
-            sections,
+        page = Page(
+            read.sections,
+            read.title if read.named else None,
             url,
+            description if isinstance(description, str) else None,
             _scalar_metadata(metadata),
-            title_from_path=not named,
-            dependencies=self.read_includes,
+            self.read_includes,
         )
-        return ([doc] if sections else []), problems
+        doc = wrap(page, relative)
+        return ([doc] if doc.sections else []), problems
 
     def includer(self, path: Path | None, relative: str) -> Include | None:
         """Reads the files a page includes (Hugo's ``include``), from the source folder's root."""
