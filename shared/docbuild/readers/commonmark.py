@@ -32,6 +32,7 @@ from docbuild.readers.markdown_text import (
     code_span,
     fenced,
     merge_heading_only,
+    pipe_table,
     plain_heading,
 )
 from docbuild.readers.shortcodes import Markup, site_markup_plugin
@@ -197,20 +198,14 @@ class Writer:
         row: list[str] = []
         for i, token in enumerate(tokens):
             if token.type in ("th_open", "td_open"):
-                cell = self.inline(tokens[i + 1].children or []).replace("|", "\\|")
-                row.append(cell.replace("\n", " ").strip())
+                row.append(self.inline(tokens[i + 1].children or []))
                 if token.type == "th_open":
                     style = str(token.attrs.get("style") or "")
                     aligns.append(style.removeprefix("text-align:"))
             elif token.type == "tr_close":
                 rows.append(row)
                 row = []
-        if not rows:
-            return ""
-        rule = {"left": ":---", "right": "---:", "center": ":---:"}
-        separator = [rule.get(a, "---") for a in aligns] or ["---"] * len(rows[0])
-        lines = [rows[0], separator, *rows[1:]]
-        return "\n".join("| " + " | ".join(cells) + " |" for cells in lines)
+        return pipe_table(rows, aligns) if rows else ""
 
     def definitions(self, tokens: list[Token]) -> str:
         parts: list[str] = []

@@ -22,7 +22,7 @@ import lxml.html
 from lxml.html import HtmlElement
 
 from docbuild.documents import Document, FileProblem, Page, Section, SkipFile, title_from_path, wrap
-from docbuild.readers.markdown_text import fenced, merge_heading_only
+from docbuild.readers.markdown_text import code_words, fenced, merge_heading_only, pipe_table
 from docbuild.readers.text import read_text
 
 if TYPE_CHECKING:
@@ -129,16 +129,6 @@ def collapse(text: str | None) -> str:
 def plain(el: HtmlElement) -> str:
     """The element's text on one line."""
     return collapse(el.text_content()).strip()
-
-
-def code_span(text: str) -> str:
-    """``text`` as inline code, its backtick run longer than any inside it."""
-    text = collapse(text).strip()
-    if not text:
-        return ""
-    ticks = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{ticks}{pad}{text}{pad}{ticks}"
 
 
 def _has_heading(el: HtmlElement) -> bool:
@@ -363,7 +353,7 @@ class PageRenderer:
         if tag == "br":
             return "\n"
         if tag in CODE_TAGS or tag == "pre":
-            return code_span(el.text_content())
+            return code_words(el.text_content())
         inner = collapse(el.text) + "".join(
             self.inline(child) + collapse(child.tail) for child in el if isinstance(child.tag, str)
         )
@@ -403,7 +393,7 @@ class PageRenderer:
         for entry in entries:
             if entry.tag == "dt":
                 term = (
-                    code_span(plain(entry))
+                    code_words(plain(entry))
                     if api
                     else bold(paragraph(self.inline(entry)).replace("**", ""))
                 )
@@ -437,15 +427,12 @@ class PageRenderer:
         grid = [row for row in grid if any(row)]
         if not grid:
             return []
-        width = max(len(row) for row in grid)
-        lines = ["| " + " | ".join(row + [""] * (width - len(row))) + " |" for row in grid]
-        lines.insert(1, "|" + "---|" * width)
         caption = el.find("caption")
-        return [*([paragraph(plain(caption))] if caption is not None else []), "\n".join(lines)]
+        return [*([paragraph(plain(caption))] if caption is not None else []), pipe_table(grid)]
 
     def _cell(self, cell: HtmlElement) -> list[str]:
         """A cell's text on one line, repeated empty for its extra columns."""
-        text = collapse(self.inline(cell)).strip().replace("|", "\\|")
+        text = collapse(self.inline(cell)).strip()
         try:
             span = min(max(int(cell.get("colspan") or 1), 1), 50)
         except ValueError:

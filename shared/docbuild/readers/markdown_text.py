@@ -120,6 +120,31 @@ def code_span(text: str) -> str:
     return f"{ticks}{pad}{text}{pad}{ticks}"
 
 
+def code_words(text: str) -> str:
+    """``text`` on one line as inline code (nothing for blank text): code quoted in running
+    text, where line breaks and runs of spaces are layout."""
+    words = " ".join(text.split())
+    return code_span(words) if words else ""
+
+
+ALIGNMENTS = {"left": ":---", "right": "---:", "center": ":---:"}
+
+
+def pipe_table(rows: list[list[str]], aligns: list[str] | None = None) -> str:
+    """Rows of cell text as a Markdown pipe table, the first row its header: each cell on one
+    line with its ``|`` escaped, short rows padded; ``aligns`` (``left``, ``right``, ``center``
+    or ``""``) per column."""
+    width = max(len(row) for row in rows)
+
+    def line(cells: list[str]) -> str:
+        cells = [re.sub(r"(?<!\\)\|", r"\\|", c.replace("\n", " ").strip()) for c in cells]
+        return "| " + " | ".join(cells + [""] * (width - len(cells))) + " |"
+
+    aligns = [*(aligns or []), *[""] * width][:width]
+    rule = "|" + "|".join(ALIGNMENTS.get(a, "---") for a in aligns) + "|"
+    return "\n".join([line(rows[0]), rule, *map(line, rows[1:])])
+
+
 def slugify(heading: str) -> str:
     """GitHub-style anchor for a heading."""
     text = re.sub(r"[`*_~\[\]()]", "", heading.lower())

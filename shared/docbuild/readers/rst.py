@@ -23,7 +23,7 @@ from docbuild.documents import (
     title_from_path,
     wrap,
 )
-from docbuild.readers.markdown_text import document_url, merge_heading_only
+from docbuild.readers.markdown_text import code_words, document_url, merge_heading_only, pipe_table
 from docbuild.readers.sphinx_rst import Message, parse
 from docbuild.readers.text import read_text
 
@@ -45,17 +45,6 @@ def fence(code: str, language: str) -> str:
     marker = "`" * max([3, *(n + 1 for n in runs)])
     body = code.strip("\n")
     return f"{marker}{language}\n{body}\n{marker}"
-
-
-def code_span(text: str) -> str:
-    """Inline code, with a longer backtick run when ``text`` holds backticks."""
-    text = " ".join(text.split())
-    if not text:
-        return ""
-    runs = [len(run) for run in re.findall(r"`+", text)]
-    marker = "`" * (max(runs) + 1 if runs else 1)
-    pad = " " if runs else ""
-    return f"{marker}{pad}{text}{pad}{marker}"
 
 
 def indent(marker: str, blocks: list[str]) -> str:
@@ -188,7 +177,7 @@ class MarkdownWriter:
         items = []
         for item in node.children:
             group, description = item.children
-            options = ", ".join(code_span(option.astext()) for option in group.children)
+            options = ", ".join(code_words(option.astext()) for option in group.children)
             items.append(indent("- ", self.labelled(options, self.blocks(description))))
         return ["\n".join(items)]
 
@@ -241,9 +230,7 @@ class MarkdownWriter:
             return title
         header_rows = max(1, len(head))
         header = [" ".join(filter(None, cells)) for cells in zip(*grid[:header_rows], strict=True)]
-        rule = "|" + "|".join(["---"] * len(header)) + "|"
-        rows = ["| " + " | ".join(cells) + " |" for cells in [header, *grid[header_rows:]]]
-        return [*title, "\n".join([rows[0], rule, *rows[1:]])]
+        return [*title, pipe_table([header, *grid[header_rows:]])]
 
     def grid(self, rows: list[nodes.Element], columns: int) -> list[list[str]]:
         """Cell texts row by row, spanned cells left empty."""
@@ -269,10 +256,10 @@ class MarkdownWriter:
         parts = []
         for child in entry.children:
             if isinstance(child, nodes.literal_block | nodes.doctest_block):
-                parts.append(code_span(child.astext()))
+                parts.append(code_words(child.astext()))
             else:
                 parts.extend(self.block(child))
-        return " ".join(" ".join(parts).split()).replace("|", "\\|")
+        return " ".join(" ".join(parts).split())
 
     # Inline ---------------------------------------------------------------------------------
 
@@ -284,7 +271,7 @@ class MarkdownWriter:
         if tag in UNWRITTEN:
             return ""
         if tag in ("literal", "math"):
-            return code_span(node.astext())
+            return code_words(node.astext())
         if tag == "image":
             return node.get("alt", "")
         if tag in ("footnote_reference", "citation_reference"):
