@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from docbuild.services.scaffold import TEMPLATES, render
 from docbuild.stages.package import RUNTIME_SOURCE, install_runtime
+from docserve.folder import ServerFolder
 
 REPO = Path(__file__).resolve().parents[1]
 SOURCE = RUNTIME_SOURCE / "docserve"
@@ -86,7 +87,7 @@ def test_install_runtime_writes_an_exact_copy_and_drops_stale_files(tmp_path: Pa
     stale.parent.mkdir(parents=True)
     stale.write_text("OLD = True\n")
     (root / "runtime" / "docserve" / "search.py").write_text("# edited by hand\n")
-    script = install_runtime(root, "some-docs")
+    script = install_runtime(ServerFolder(root, "some-docs"))
     copy = root / "runtime" / "docserve"
     assert sorted(p.name for p in copy.glob("*.py")) == SOURCE_FILES
     for name in SOURCE_FILES:

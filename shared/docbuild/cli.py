@@ -14,6 +14,8 @@ import signal
 import sys
 from pathlib import Path
 
+from docserve.folder import ServerFolder
+
 from docbuild.build_report import BuildError, format_summary
 from docbuild.config import (
     DEFAULT_PRECISION,
@@ -483,7 +485,7 @@ def run_eval(args: argparse.Namespace) -> int:
     source = str(args.beir or args.queries)
     snapshot = engine.store.info.get("snapshot_id")
     history = evaluate.record_run(
-        server_root(args.name) / "eval", source, len(judged), scores, snapshot
+        ServerFolder(server_root(args.name), args.name).eval, source, len(judged), scores, snapshot
     )
     print(f"\nrecorded in {history}", file=sys.stderr)
     return 0

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from docserve.folder import ServerFolder, underscored
 from docserve.settings import SettingsError, load_yaml
 
 from docbuild.formats import FORMATS
@@ -61,11 +62,6 @@ def project_root() -> Path:
     if env:
         return Path(env).resolve()
     return Path(__file__).resolve().parents[2]
-
-
-def underscored(name: str) -> str:
-    """Return ``name`` as a Python/file friendly identifier: ``mojo-manual`` → ``mojo_manual``."""
-    return name.replace("-", "_")
 
 
 def server_root(name: str, root: Path | None = None) -> Path:
@@ -441,14 +437,19 @@ class ProcessingConfig:
         ]
 
     @property
+    def folder(self) -> ServerFolder:
+        """The server's folder, every path in it named."""
+        return ServerFolder(self.server_root, self.name)
+
+    @property
     def database_path(self) -> Path:
         """The runtime database: ``servers/NAME/runtime/NAME_UNDERSCORED.db``."""
-        return self.server_root / "runtime" / f"{underscored(self.name)}.db"
+        return self.folder.database
 
     @property
     def work_dir(self) -> Path:
         """Build artefacts kept between builds (Parquet, DuckLake, embedding cache)."""
-        return self.server_root / "build"
+        return self.folder.build
 
 
 @dataclass
@@ -511,7 +512,7 @@ def load_processing_config(name: str, root: Path | None = None) -> ProcessingCon
             f"no server named {name!r} (looked in {srv}); create it with "
             f"`tools/scaffold_new_mcp.sh {name} --source PATH`"
         )
-    path = srv / "config" / "processing_config.yaml"
+    path = ServerFolder(srv, name).processing_config
     data = load_yaml(path, variables_for(name, root))
     versions = _versions(data, path, root, name)
     default = _default(data, versions, path) if versions else None

@@ -122,7 +122,7 @@ class Build:
         dimension."""
         config, report = self.config, self.report
         report.default_version = config.default_label
-        config_file = config.server_root / "config" / "processing_config.yaml"
+        config_file = config.folder.processing_config
         with self.stage("discover"):
             groups = [(v, discover_version(v, report, config_file)) for v in config.doc_versions()]
             report.files = sum(len(files) for _, files in groups)
@@ -209,7 +209,7 @@ class Build:
 
     def search_settings(self) -> SearchSettings:
         """The server's search settings (BM25 parameters and probes are stored with the index)."""
-        return configured_search(self.config.server_root / "config" / "server_config.yaml")
+        return configured_search(self.config.folder.server_config)
 
     def materialize_key(self, info: dict[str, object]) -> str:
         """What the served database must have been materialized with to be this build's: its

@@ -99,9 +99,8 @@ def package(
     """Write the wheels, the bundles and ``server.json`` of server ``name`` into its ``dist/``."""
     say = log or (lambda message: print(message, file=sys.stderr))
     config = load_processing_config(name, root)
-    server_root = config.server_root
-    database = config.database_path
-    model_dir = server_root / "runtime" / "model"
+    folder = config.folder
+    server_root, database, model_dir = folder.root, folder.database, folder.model
     if not database.is_file() or not model_dir.is_dir():
         raise ConfigError(
             f"{name} is not built ({database} or {model_dir} is missing): run "
@@ -115,28 +114,28 @@ def package(
         say(f"warning: {warning}")
     python = python or config.package.python or f"{sys.version_info[0]}.{sys.version_info[1]}"
     targets = [platform_named(p) for p in (platforms or config.package.platforms or ["host"])]
-    dist = server_root / "dist"
-    staging = server_root / "dist.tmp"
+    dist = folder.dist
+    staging = dist.with_name("dist.tmp")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
     try:
         if not (model_dir / WEIGHTS_FILE).is_file():  # an int8 server's folder has no weights,
             # but the model wheel, which every server built with this model shares, needs them
             source = model_folder(config.embedding.model_path)
-            model_dir = bundle_model(source, server_root / "build" / "model")
+            model_dir = bundle_model(source, folder.build / "model")
         model = model_package(model_dir)
         say(f"model wheel {model.distribution} {model.version} ...")
         model_file = write_wheel(model_wheel(model_dir, model), staging)
         readme = package_readme(release, info, model.distribution)
         say(f"server wheel {release.distribution} {release.version} ...")
         wheel_file = write_wheel(server_wheel(release, server_root, model, readme), staging)
-        work = server_root / "build" / "bundles"
+        work = folder.build / "bundles"
         bundle_files = []
         for target in targets if bundles else []:
             say(f"bundle for {target.name}, Python {python} (libraries from PyPI) ...")
             bundle_files.append(
                 make_bundle(
-                    release, server_root, requirements(server_root), target, python, staging, work
+                    release, server_root, requirements(folder), target, python, staging, work
                 )
             )
         (staging / "server.json").write_bytes(json_bytes(server_json(release, bundle_files)))

@@ -20,10 +20,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from docserve.doctor import INSTALL_FILE
+from docserve.folder import ServerFolder
 
 from docbuild.distribution.release import Release
 from docbuild.distribution.wheel import FIXED_TIME, json_bytes, tree
-from docbuild.stages.package import RUNTIME_PACKAGE, RUNTIME_SOURCE, SKILL_FILE, encoder_files
+from docbuild.stages.package import RUNTIME_PACKAGE, RUNTIME_SOURCE, encoder_files
 
 MANIFEST_VERSION = "0.3"
 
@@ -170,16 +171,18 @@ def stage(
     """Lay out the bundle's folder in ``staging``; returns it."""
     shutil.rmtree(staging, ignore_errors=True)
     server = staging / "server"
-    underscored = release.server.replace("-", "_")
+    folder = ServerFolder(server_root, release.server)
     copies = {
         **tree(RUNTIME_SOURCE / RUNTIME_PACKAGE, f"runtime/{RUNTIME_PACKAGE}"),
-        **tree(server_root / "runtime" / "model", "runtime/model"),
-        f"runtime/{underscored}_server.py": server_root / "runtime" / f"{underscored}_server.py",
-        f"runtime/{underscored}.db": server_root / "runtime" / f"{underscored}.db",
-        **{f"runtime/{p.name}": p for p in encoder_files(server_root / "runtime")},
-        "config/server_config.yaml": server_root / "config" / "server_config.yaml",
-        "requirements.txt": server_root / "requirements.txt",
-        SKILL_FILE: server_root / SKILL_FILE,
+        **tree(folder.model, "runtime/model"),
+        **{
+            path.relative_to(folder.root).as_posix(): path
+            for path in (folder.script, folder.database, *encoder_files(folder.runtime))
+        },
+        **{
+            path.relative_to(folder.root).as_posix(): path
+            for path in (folder.server_config, folder.requirements, folder.skill)
+        },
     }
     for relative, source in copies.items():
         (server / relative).parent.mkdir(parents=True, exist_ok=True)

@@ -14,11 +14,12 @@ from pathlib import Path
 
 from docserve.doctor import CHECKSUMS_FILE, INSTALL_FILE, model_checksums, requirements_file
 from docserve.encoder import read_model_id
+from docserve.folder import SKILL_FILE, ServerFolder
 
 from docbuild import __version__
 from docbuild.distribution.release import Release
 from docbuild.distribution.wheel import WheelSpec, json_bytes, tree
-from docbuild.stages.package import RUNTIME_PACKAGE, RUNTIME_SOURCE, SKILL_FILE, encoder_files
+from docbuild.stages.package import RUNTIME_PACKAGE, RUNTIME_SOURCE, encoder_files
 
 MODEL_PREFIX = "docs-mcp-model-"
 
@@ -38,9 +39,9 @@ class ModelPackage:
         return f"{self.distribution}=={self.version}"
 
 
-def requirements(server_root: Path) -> list[str]:
+def requirements(folder: ServerFolder) -> list[str]:
     """The runtime's requirements (the server folder's ``requirements.txt``)."""
-    return requirements_file(server_root / "requirements.txt")
+    return requirements_file(folder.requirements)
 
 
 def model_package(model_dir: Path) -> ModelPackage:
@@ -103,12 +104,13 @@ def server_wheel(
 ) -> WheelSpec:
     """The server's wheel: runtime, config, database and a console command."""
     package = release.package
-    database = server_root / "runtime" / f"{release.server.replace('-', '_')}.db"
+    folder = ServerFolder(server_root, release.server)
+    database = folder.database
     if not database.is_file():
         raise FileNotFoundError(
             f"{database} not found: build it with `tools/build_mcp.sh {release.server}`"
         )
-    runtime = requirements(server_root)
+    runtime = requirements(folder)
     install = {
         "name": release.server,
         "form": "wheel",
@@ -131,7 +133,7 @@ def server_wheel(
         "    return launch(NAME, Path(__file__).resolve().parent, sys.argv[1:])\n"
     )
     main = "import sys\n\nfrom . import main\n\nsys.exit(main())\n"
-    config = server_root / "config" / "server_config.yaml"
+    config = folder.server_config
     urls = {
         label: url
         for label, url in (("Homepage", release.homepage), ("Repository", release.repository))
@@ -153,7 +155,7 @@ def server_wheel(
             f"{package}/__main__.py": main.encode(),
             f"{package}/{INSTALL_FILE}": json_bytes(install),
             f"{package}/config/server_config.yaml": config,
-            f"{package}/{SKILL_FILE}": server_root / SKILL_FILE,
+            f"{package}/{SKILL_FILE}": folder.skill,
             f"{package}/runtime/{database.name}": database,
             **{f"{package}/runtime/{path.name}": path for path in encoder_files(database.parent)},
             **tree(RUNTIME_SOURCE / RUNTIME_PACKAGE, f"{package}/{RUNTIME_PACKAGE}"),

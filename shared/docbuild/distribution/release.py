@@ -7,10 +7,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from docserve.folder import underscored
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from docbuild.config import ConfigError, PackageConfig, underscored
+from docbuild.config import ConfigError, PackageConfig
 
 PLACEHOLDER_OWNER = "YOUR-GITHUB-USER"
 _GITHUB = re.compile(r"^https://github\.com/([A-Za-z0-9-]+)/([A-Za-z0-9._-]+?)(?:\.git)?/?$")

@@ -8,12 +8,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from docbuild.config import server_root, underscored
+from docserve.folder import ServerFolder
+
+from docbuild.config import server_root
 
 
 def server_script(name: str, root: Path | None = None) -> Path:
     """The runtime script of server ``name``."""
-    return server_root(name, root) / "runtime" / f"{underscored(name)}_server.py"
+    return ServerFolder(server_root(name, root), name).script
 
 
 async def call(target: str | Path, tool: str, arguments: dict[str, Any]) -> tuple[str, dict]:

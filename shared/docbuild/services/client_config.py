@@ -13,7 +13,7 @@ import json
 import shlex
 from pathlib import Path
 
-from docbuild.config import underscored
+from docserve.folder import ServerFolder, underscored
 
 CLIENTS = ("claude-desktop", "claude-code", "vscode", "cursor")
 INSTALLS = ("folder", "uvx")
@@ -33,7 +33,7 @@ def launch_command(name: str, server_root: Path, installed: str = "folder") -> l
     if installed != "folder":
         raise ValueError(f"unknown install form {installed!r}: use one of {', '.join(INSTALLS)}")
     root = server_root.resolve()
-    script = root / "runtime" / f"{underscored(name)}_server.py"
+    script = ServerFolder(root, name).script
     return [str(root / ".venv" / "bin" / "python"), str(script)]
 
 

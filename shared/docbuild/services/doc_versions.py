@@ -105,7 +105,7 @@ def add_version(
     entry = version_entry(
         label, [line for line in body if not line.startswith("#")], url_base, url_suffix
     )
-    path = config.server_root / "config" / "processing_config.yaml"
+    path = config.folder.processing_config
     lines = path.read_text(encoding="utf-8").splitlines()
     moved: tuple[Path, Path] | None = None
     existing: str | None = None

@@ -29,6 +29,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from docserve.config import load_settings
+from docserve.folder import ServerFolder
 from docserve.query_embedder import Encoder, QueryEmbedder
 from docserve.rerank import make_reranker
 from docserve.search import SearchEngine, SearchResult, SectionRef, other_sections
@@ -268,7 +269,9 @@ def open_engine(
         settings.search.candidates = candidates
     store = ChunkStore(settings.database, f"tools/build_mcp.sh {server_root.name}", settings.search)
     encoder = Encoder.of_build(settings.embedding, store.info, settings.database.parent)
-    embedder = QueryEmbedder(settings.embedding, server_root / "runtime" / "model", encoder)
+    embedder = QueryEmbedder(
+        settings.embedding, ServerFolder(server_root, server_root.name).model, encoder
+    )
     reranker = make_reranker(settings.rerank) if rerank else None
     return SearchEngine(store, embedder, settings.search, reranker)
 

@@ -212,7 +212,7 @@ def parsed_corpus(config: ProcessingConfig) -> Corpus:
     from docbuild.stages.parse import parse_versions
 
     report = BuildReport(config.name, config.database_path)
-    config_file = config.server_root / "config" / "processing_config.yaml"
+    config_file = config.folder.processing_config
     groups = [(v, discover_version(v, report, config_file)) for v in config.doc_versions()]
     return Corpus(parse_versions(config, groups, report))
 

@@ -7,6 +7,8 @@ import os
 import shutil
 from pathlib import Path
 
+from docserve.folder import ServerFolder, underscored
+
 from docbuild.config import (
     DEFAULT_PRECISION,
     NAME_PATTERN,
@@ -17,7 +19,6 @@ from docbuild.config import (
     check_site_url,
     project_root,
     server_root,
-    underscored,
 )
 from docbuild.formats import FORMATS
 
@@ -203,15 +204,16 @@ def scaffold(
     }
     staging = target.with_name(f".{name}.tmp")
     shutil.rmtree(staging, ignore_errors=True)
-    (staging / "config").mkdir(parents=True)
-    (staging / "runtime").mkdir()
+    folder = ServerFolder(staging, name)
+    folder.config.mkdir(parents=True)
+    folder.runtime.mkdir()
     for template, destination in [
-        ("processing_config.yaml", "config/processing_config.yaml"),
-        ("server_config.yaml", "config/server_config.yaml"),
-        ("requirements.txt", "requirements.txt"),
-        ("README.md", "README.md"),
+        ("processing_config.yaml", folder.processing_config),
+        ("server_config.yaml", folder.server_config),
+        ("requirements.txt", folder.requirements),
+        ("README.md", folder.readme),
     ]:
         text = render((TEMPLATES / template).read_text(encoding="utf-8"), values)
-        (staging / destination).write_text(text, encoding="utf-8")
+        destination.write_text(text, encoding="utf-8")
     staging.rename(target)
     return target

@@ -67,9 +67,7 @@ def snapshot(config: ProcessingConfig) -> State:
         files, _ = discover_sources(version.config)
         prefix = f"{version.label}/" if version.label else ""
         paths.update({prefix + f.relative: f.path for f in files})
-    paths["(config) processing_config.yaml"] = (
-        config.server_root / "config" / "processing_config.yaml"
-    )
+    paths["(config) processing_config.yaml"] = config.folder.processing_config
     state: State = {}
     for name, path in paths.items():
         try:

@@ -33,7 +33,7 @@ def evaluate_database(
     finally:
         engine.store.close()
     table = evaluate.markdown_table(scores)
-    folder = config.server_root / "eval"
+    folder = config.folder.eval
     folder.mkdir(exist_ok=True)
     (folder / "report.md").write_text(table + "\n")
     (folder / "report.json").write_text(json.dumps(evaluate.as_json(scores), indent=2) + "\n")

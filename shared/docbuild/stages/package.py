@@ -19,9 +19,10 @@ from typing import Any
 from docserve.doctor import CHECKSUMS_FILE
 from docserve.duck import connect
 from docserve.encoder import file_sha256
+from docserve.folder import ServerFolder, underscored
 
 from docbuild.build_report import BuildError
-from docbuild.config import ProcessingConfig, underscored
+from docbuild.config import ProcessingConfig
 from docbuild.embedding.local import model_folder
 from docbuild.services.client_config import CLIENTS, client_config
 from docbuild.services.scaffold import TEMPLATES, render
@@ -61,9 +62,9 @@ def precompile(package: Path) -> None:
     )
 
 
-def install_runtime(server_root: Path, name: str) -> Path:
+def install_runtime(folder: ServerFolder) -> Path:
     """Copy the runtime package and render the server script; returns the script."""
-    runtime = server_root / "runtime"
+    runtime, name = folder.runtime, folder.name
     package = runtime / RUNTIME_PACKAGE
     package.mkdir(parents=True, exist_ok=True)
     wanted = {p.name for p in runtime_files()}
@@ -76,9 +77,9 @@ def install_runtime(server_root: Path, name: str) -> Path:
             shutil.copyfile(source, target)
     precompile(package)
     requirements = (TEMPLATES / "requirements.txt").read_text()
-    if _text_of(server_root / "requirements.txt") != requirements:
-        (server_root / "requirements.txt").write_text(requirements)
-    script = runtime / f"{underscored(name)}_server.py"
+    if _text_of(folder.requirements) != requirements:
+        folder.requirements.write_text(requirements)
+    script = folder.script
     text = render(
         (RUNTIME_SOURCE / "server_script.py").read_text(),
         {"name": name, "name_underscored": underscored(name)},
@@ -139,9 +140,9 @@ def encoder_files(runtime: Path) -> list[Path]:
     return sorted(runtime.glob("encoder-*.onnx"))
 
 
-def remove_other_encoders(server_root: Path, keep: object) -> None:
+def remove_other_encoders(folder: ServerFolder, keep: object) -> None:
     """Delete the quantized encoders in ``runtime/`` other than ``keep`` (the served build's)."""
-    for path in encoder_files(server_root / "runtime"):
+    for path in encoder_files(folder.runtime):
         if path.name != keep:
             path.unlink()
 
@@ -158,13 +159,11 @@ def write_checksums(model_dir: Path) -> Path:
     return path
 
 
-SKILL_FILE = "SKILL.md"  # the agent skill each server ships
-
-
-def render_readme(server_root: Path, name: str, info: dict[str, Any]) -> Path:
+def render_readme(folder: ServerFolder, info: dict[str, Any]) -> Path:
     """Write the server's README: install, run, client configs, tools, build_info."""
+    name = folder.name
     configs = {
-        client.replace("-", "_"): client_config(name, server_root, client) for client in CLIENTS
+        client.replace("-", "_"): client_config(name, folder.root, client) for client in CLIENTS
     }
     shown = {k: v for k, v in info.items() if k not in ("probe_vector", "eval")}
     text = render(
@@ -183,12 +182,11 @@ def render_readme(server_root: Path, name: str, info: dict[str, Any]) -> Path:
             "versions": _versions(info),
         },
     )
-    path = server_root / "README.md"
-    path.write_text(text)
-    return path
+    folder.readme.write_text(text)
+    return folder.readme
 
 
-def render_skill(server_root: Path, name: str, info: dict[str, Any]) -> Path:
+def render_skill(folder: ServerFolder, info: dict[str, Any]) -> Path:
     """Write the server's ``SKILL.md``: for an agent, when to use which tool and mode, how to
     narrow a search and how to read on (shipped in the folder, the wheel and the bundle)."""
     labels = [str(v["label"]) for v in info.get("versions") or []]
@@ -196,7 +194,7 @@ def render_skill(server_root: Path, name: str, info: dict[str, Any]) -> Path:
     text = render(
         (TEMPLATES / "SKILL.md").read_text(),
         {
-            "name": name,
+            "name": folder.name,
             "documents": str(info.get("document_count", "?")),
             "chunks": str(info.get("chunk_count", "?")),
             "versions_line": f", in versions {', '.join(labels)} (default {default})"
@@ -205,9 +203,8 @@ def render_skill(server_root: Path, name: str, info: dict[str, Any]) -> Path:
             "versions_hint": f" This server holds {', '.join(labels)}." if labels else "",
         },
     )
-    path = server_root / SKILL_FILE
-    path.write_text(text)
-    return path
+    folder.skill.write_text(text)
+    return folder.skill
 
 
 def _versions(info: dict[str, Any]) -> str:
@@ -237,11 +234,11 @@ def _quality(report: Any) -> str:
 def package_server(config: ProcessingConfig, info: dict[str, Any]) -> None:
     """Make the server folder self-contained for the build ``info`` describes: runtime code,
     script, the model files its queries need (and no others), README and SKILL.md."""
-    install_runtime(config.server_root, config.name)
+    install_runtime(config.folder)
     model = local_model(config, info)
     if model is not None:
-        bundle_model(model, config.server_root / "runtime" / "model", needs_weights(info))
-    remove_other_encoders(config.server_root, info.get("encoder_file"))
+        bundle_model(model, config.folder.model, needs_weights(info))
+    remove_other_encoders(config.folder, info.get("encoder_file"))
     render_docs(config)
 
 
@@ -261,7 +258,7 @@ def ship_model(config: ProcessingConfig, info: dict[str, Any]) -> None:
     model = local_model(config, info)
     if model is None:
         return
-    folder = config.server_root / "runtime" / "model"
+    folder = config.folder.model
     if needs_weights(info):
         weights = file_sha256(model / WEIGHTS_FILE)
         if info.get("model_sha256") not in (None, weights):
@@ -273,7 +270,7 @@ def ship_model(config: ProcessingConfig, info: dict[str, Any]) -> None:
     name = info.get("encoder_file")
     if not name:
         return
-    target = config.server_root / "runtime" / str(name)
+    target = config.folder.runtime / str(name)
     expected = str(info["encoder_sha256"])
     if target.is_file() and file_sha256(target) == expected:
         return
@@ -296,5 +293,5 @@ def render_docs(config: ProcessingConfig) -> None:
     with connect(config.database_path, read_only=True, extensions=()) as con:
         rows = con.execute("SELECT key, value FROM build_info").fetchall()
     info = {k: json.loads(v) for k, v in rows}
-    render_readme(config.server_root, config.name, info)
-    render_skill(config.server_root, config.name, info)
+    render_readme(config.folder, info)
+    render_skill(config.folder, info)

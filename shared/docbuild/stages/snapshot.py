@@ -23,8 +23,9 @@ from typing import Any
 
 import duckdb
 from docserve.duck import ExtensionNotInstalledError, connect, extension_path
+from docserve.folder import underscored
 
-from docbuild.config import OBJECT_STORES, ProcessingConfig, S3Config, underscored
+from docbuild.config import OBJECT_STORES, ProcessingConfig, S3Config
 
 LAKE_ALIAS = "lake"
 POSTGRES = "postgres:"

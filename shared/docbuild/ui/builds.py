@@ -16,6 +16,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from docserve.folder import ServerFolder
+
+from docbuild.config import server_root
 from docbuild.util.build_lock import BuildLocked, build_lock
 
 LOG_NAME = "ui-build.log"
@@ -85,7 +88,7 @@ class Builds:
     def start(self, name: str) -> BuildRun:
         """Start building ``name``; raises :class:`BuildLocked` (the CLI's message) when a build
         of it is running."""
-        work_dir = self.project / "servers" / name / "build"
+        work_dir = ServerFolder(server_root(name, self.project), name).build
         with self.lock:
             current = self.runs.get(name)
             if current is not None and current.running:
@@ -128,7 +131,7 @@ class Builds:
         """The latest build of ``name`` started here, or one read back from its log file."""
         if name in self.runs:
             return self.runs[name]
-        log = self.project / "servers" / name / "build" / LOG_NAME
+        log = ServerFolder(server_root(name, self.project), name).build / LOG_NAME
         try:
             lines = log.read_text(encoding="utf-8").splitlines()
         except OSError:

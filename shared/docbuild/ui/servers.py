@@ -18,11 +18,12 @@ from typing import Any
 import duckdb
 from docserve.config import load_settings
 from docserve.duck import connect
+from docserve.folder import ServerFolder
 from docserve.runtime import IndexUnavailable, Runtime, file_identity
 from docserve.search import SearchEngine
 
 from docbuild.build_record import load_report
-from docbuild.config import ConfigError, ProcessingConfig, load_processing_config
+from docbuild.config import ConfigError, ProcessingConfig, load_processing_config, server_root
 from docbuild.services.evaluate import load_runs
 
 HISTOGRAM_BINS = 16
@@ -84,7 +85,8 @@ class Server:
 
     def __init__(self, name: str, project: Path) -> None:
         self.name = name
-        self.root = project / "servers" / name
+        self.root = server_root(name, project)
+        self.folder = ServerFolder(self.root, name)
         self._runtime: Runtime | None = None
         self._info: tuple[object, dict[str, Any]] | None = None
         self.lock = threading.Lock()
@@ -125,11 +127,11 @@ class Server:
 
     def report(self) -> dict[str, Any] | None:
         """The latest build's saved report (None before the first build that saved one)."""
-        return load_report(self.root / "build")
+        return load_report(self.folder.build)
 
     def eval_runs(self) -> list[dict[str, Any]]:
         """Every eval run recorded for this server, oldest first."""
-        return load_runs(self.root / "eval")
+        return load_runs(self.folder.eval)
 
     def last_headline(self) -> Headline | None:
         """The latest eval run's headline figure."""
@@ -172,8 +174,8 @@ class Server:
         """Bytes of the database, of the whole ``runtime/`` folder, and of the build history."""
         return {
             "database": folder_size(self.database),
-            "runtime folder": folder_size(self.root / "runtime"),
-            "build folder (history, caches)": folder_size(self.root / "build"),
+            "runtime folder": folder_size(self.folder.runtime),
+            "build folder (history, caches)": folder_size(self.folder.build),
         }
 
     def runtime(self) -> Runtime:
@@ -182,7 +184,7 @@ class Server:
             if self._runtime is None:
                 settings = load_settings(self.name, self.root)
                 self._runtime = Runtime(
-                    settings, f"tools/build_mcp.sh {self.name}", self.root / "runtime" / "model"
+                    settings, f"tools/build_mcp.sh {self.name}", self.folder.model
                 )
             return self._runtime
 
@@ -226,7 +228,7 @@ class Project:
         if not folder.is_dir():
             return []
         return sorted(
-            p.name for p in folder.iterdir() if (p / "config" / "processing_config.yaml").is_file()
+            p.name for p in folder.iterdir() if ServerFolder(p, p.name).processing_config.is_file()
         )
 
     def server(self, name: str) -> Server:

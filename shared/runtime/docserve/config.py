@@ -12,6 +12,7 @@ from typing import Any
 
 import yaml
 
+from .folder import ServerFolder, underscored
 from .settings import SettingsError, apply_env_overrides, load_yaml, substitute
 
 FUSIONS = ("convex", "rrf")
@@ -138,12 +139,12 @@ def configured_search(path: Path) -> SearchSettings:
 
 def load_settings(name: str, server_root: Path, config_path: Path | None = None) -> ServerSettings:
     """Read the server config (``server_root/config/server_config.yaml`` by default)."""
-    path = config_path or server_root / "config" / "server_config.yaml"
-    underscored = name.replace("-", "_")
+    folder = ServerFolder(server_root, name)
+    path = config_path or folder.server_config
     variables = {
         "SERVER_ROOT": str(server_root),
         "MCP_NAME": name,
-        "MCP_NAME_UNDERSCORED": underscored,
+        "MCP_NAME_UNDERSCORED": underscored(name),
     }
     if path.is_file():
         data = load_yaml(path, variables)
@@ -151,7 +152,7 @@ def load_settings(name: str, server_root: Path, config_path: Path | None = None)
         raise SettingsError(f"configuration file not found: {path}")
     else:  # defaults, but the environment overrides still apply
         data = substitute(apply_env_overrides({}), variables)
-    database = Path(data.get("database") or server_root / "runtime" / f"{underscored}.db")
+    database = Path(data.get("database") or folder.database)
     search = _section(data, "search", SearchSettings, path)
     if search.fusion not in FUSIONS:
         raise SettingsError(

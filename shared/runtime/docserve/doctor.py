@@ -21,6 +21,8 @@ from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
+from .folder import ServerFolder
+
 INSTALL_FILE = "install.json"
 CHECKSUMS_FILE = "checksums.sha256"
 MIN_PYTHON = (3, 11)
@@ -47,7 +49,8 @@ class Install:
         """The install described by ``root/install.json``, else the folder form."""
         path = root / INSTALL_FILE
         if not path.is_file():
-            return cls(name, root, requirements=requirements_file(root / "requirements.txt"))
+            folder = ServerFolder(root, name)
+            return cls(name, root, requirements=requirements_file(folder.requirements))
         data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
         known = set(cls.__dataclass_fields__) - {"name", "root"}
         return cls(name, root, **{k: v for k, v in data.items() if k in known})
@@ -56,7 +59,7 @@ class Install:
     def model_dir(self) -> Path | None:
         """Where the embedding model's files are (None: the model package is not installed)."""
         if not self.model_package:
-            return self.root / "runtime" / "model"
+            return ServerFolder(self.root, self.name).model
         spec = find_spec(self.model_package)
         if spec is None or spec.origin is None:
             return None
@@ -310,7 +313,7 @@ def run_checks(install: Install, config_path: Path | None = None) -> list[Check]
         return checks  # nothing below can run without DuckDB
     for name in ("vss", "fts"):
         checks.append(check_extension(name, install))
-    database = install.root / "runtime" / f"{install.name.replace('-', '_')}.db"
+    database = ServerFolder(install.root, install.name).database
 
     def config() -> list[Check]:
         nonlocal database

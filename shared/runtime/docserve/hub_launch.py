@@ -13,6 +13,7 @@ from pathlib import Path
 
 from .config import DEFAULT_RESPONSE_TOKENS, TransportSettings, response_cap
 from .doctor import INSTALL_FILE
+from .folder import ServerFolder
 from .memory import limit_arenas
 from .settings import SettingsError, load_yaml
 
@@ -54,7 +55,7 @@ def library_name(root: Path) -> str:
 
 def is_server_folder(path: Path) -> bool:
     """Whether ``path`` holds a built server's config or runtime."""
-    return (path / "config" / "server_config.yaml").is_file() or (path / "runtime").is_dir()
+    return ServerFolder(path, path.name).is_server()
 
 
 def locate(target: str, base: Path, servers: Path | None) -> Path:
