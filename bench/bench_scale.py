@@ -73,6 +73,7 @@ def stage_snapshot(parquet: str, lake_dir: str) -> None:
 def stage_materialize(lake_dir: str, snapshot: str, database: str, info: str) -> None:
     from docbuild.stages.materialize import materialize
     from docbuild.stages.snapshot import LakeLocation
+    from docserve.build_info import BuildInfo
 
     lake = LakeLocation(f"{lake_dir}/catalog.ducklake", f"{lake_dir}/data/")
     build_info = json.loads(Path(info).read_text())
@@ -81,7 +82,7 @@ def stage_materialize(lake_dir: str, snapshot: str, database: str, info: str) ->
         int(snapshot),
         Path(database),
         int(build_info["dimension"]),
-        build_info,
+        BuildInfo.of(build_info),
         log=lambda line: print(line, file=sys.stderr, flush=True),
     )
 
@@ -241,10 +242,11 @@ def main() -> None:
     server = args.server.resolve()
     script = next((server / "runtime").glob("*_server.py"))
     work = Path(tempfile.mkdtemp(prefix="bench-scale-"))
-    from docserve.store import open_read_only, read_build_info
+    from docserve.build_info import BuildInfo
+    from docserve.store import open_read_only
 
     con = open_read_only(Path(args.pool[0]))
-    info = read_build_info(con)
+    info = BuildInfo.read(con).as_dict()
     con.close()
     (work / "info.json").write_text(json.dumps(info))
     try:

@@ -158,7 +158,7 @@ def info_counts(packaged: Packaged) -> str:
     from docbuild.distribution import build_info_of
 
     info = build_info_of(next((packaged.dist.parent / "runtime").glob("*.db")))
-    return f"{info['document_count']} pages, {info['chunk_count']} passages"
+    return f"{info.document_count} pages, {info.chunk_count} passages"
 
 
 def test_wheels_are_reproducible(packaged: Packaged, tmp_path: Path):

@@ -63,9 +63,7 @@ def test_custom_heading_id_and_url():
 
 def test_reader_title_fallbacks(tmp_path: Path):
     (tmp_path / "no-title.md").write_text("Just text.\n")
-    (docs, problems) = MarkdownReader("https://x.org").read(
-        tmp_path / "no-title.md", "no-title.md"
-    )
+    (docs, problems) = MarkdownReader("https://x.org").read(tmp_path / "no-title.md", "no-title.md")
     assert docs[0].title == "No title" and not problems
     assert docs[0].url == "https://x.org/no-title"
 

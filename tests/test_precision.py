@@ -20,9 +20,10 @@ from docbuild.distribution import package
 from docbuild.pipeline import Build
 from docbuild.services.scaffold import scaffold
 from docbuild.stages.package import WEIGHTS_FILE
+from docserve.build_info import BuildInfo
 from docserve.doctor import file_sha256, model_checksums
 from docserve.encoder import default_model_dir
-from docserve.store import open_read_only, read_build_info
+from docserve.store import open_read_only
 from fastmcp.client.transports import PythonStdioTransport
 from test_server import LiveClient, text_of
 
@@ -61,7 +62,7 @@ def int8_server(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def build_info(server: Path) -> dict:
     con = open_read_only(next((server / "runtime").glob("*.db")))
     try:
-        return read_build_info(con)
+        return BuildInfo.read(con).as_dict()
     finally:
         con.close()
 

@@ -87,8 +87,8 @@ def test_the_index_lists_every_server_with_its_figures(client: TestClient):
     assert page.status_code == 200
     seen = text_of(page.text)
     info = client.app.state.ui.project.server(NAME).info()
-    assert f"{NAME} {info['chunk_count']} {info['document_count']}" in seen
-    assert info["built_at"][:10] in seen and "fp32" in seen
+    assert f"{NAME} {info.chunk_count} {info.document_count}" in seen
+    assert str(info.built_at)[:10] in seen and "fp32" in seen
     assert "1.000 hybrid section Hit@5" in seen  # the eval run recorded above
     for page_name in ("history", "search", "quality", "build"):
         assert f'href="/servers/{NAME}/{page_name}"' in page.text

@@ -1,4 +1,4 @@
-"""What a build tells its runtime (the database's ``build_info`` table), made in one place."""
+"""The :class:`~docserve.build_info.BuildInfo` of a build, made from its config, embedder and report."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import json
 
 import duckdb
 import numpy as np
+from docserve.build_info import BuildInfo
 
 from docbuild import __version__
 from docbuild.build_report import BuildReport
@@ -19,39 +20,37 @@ from docbuild.stages.package import encoder_file_name
 
 def build_info(
     config: ProcessingConfig, embedder: Embedder, report: BuildReport, probe: np.ndarray
-) -> dict[str, object]:
-    """The ``build_info`` of the build ``report`` describes, before it is snapshotted."""
+) -> BuildInfo:
+    """The build info of the build ``report`` describes, before it is snapshotted."""
     default = report.version(report.default_version)
-    return {
-        "name": config.name,
-        "tool_version": __version__,
-        "duckdb_version": duckdb.__version__,
-        "embedding_provider": config.embedding.provider,
-        "model_id": embedder.model_id,
-        "model_cache_key": embedder.cache_key,
-        "model_sha256": getattr(embedder, "weights_sha256", None),
-        "precision": getattr(embedder, "precision", None),  # None: the server's own
-        "encoder_file": encoder_file_name(embedder),
-        "encoder_sha256": getattr(embedder, "encoder_sha256", None),
-        "dimension": embedder.dimension,
-        "normalized": True,
-        "metric": "cosine",
-        "max_seq_length": config.chunking.max_tokens,
-        "chunking": vars(config.chunking),
+    return BuildInfo(
+        name=config.name,
+        tool_version=__version__,
+        duckdb_version=duckdb.__version__,
+        embedding_provider=config.embedding.provider,
+        model_id=embedder.model_id,
+        model_cache_key=embedder.cache_key,
+        model_sha256=getattr(embedder, "weights_sha256", None),
+        precision=getattr(embedder, "precision", None),  # None: the server's own
+        encoder_file=encoder_file_name(embedder),
+        encoder_sha256=getattr(embedder, "encoder_sha256", None),
+        dimension=embedder.dimension,
+        max_seq_length=config.chunking.max_tokens,
+        chunking=vars(config.chunking),
+        probe_text=PROBE_TEXT,
+        probe_vector=[round(float(x), 6) for x in probe],
         # a versioned server's source is its default version's; each version's is in versions
-        "source_path": str(config.source.path),
-        "source_revision": (
+        source_path=str(config.source.path),
+        source_revision=(
             default.source_revision if default else source_revision(config.source.path)
         ),
-        "versions": [v.info() for v in report.versions],  # oldest first
-        "default_version": report.default_version,
-        "file_count": report.files,
-        "skipped_count": len(report.skipped),
-        "chunk_count": report.chunks,
-        "document_count": report.documents,
-        "probe_text": PROBE_TEXT,
-        "probe_vector": [round(float(x), 6) for x in probe],
-        "config_hash": hashlib.sha256(
+        versions=[v.info() for v in report.versions],
+        default_version=report.default_version,
+        file_count=report.files,
+        skipped_count=len(report.skipped),
+        document_count=report.documents,
+        chunk_count=report.chunks,
+        config_hash=hashlib.sha256(
             json.dumps(config.raw, sort_keys=True, default=str).encode()
         ).hexdigest(),
-    }
+    )

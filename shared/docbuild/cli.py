@@ -14,6 +14,7 @@ import signal
 import sys
 from pathlib import Path
 
+from docserve.build_info import BuildInfo
 from docserve.folder import ServerFolder
 
 from docbuild.build_report import BuildError, format_summary
@@ -441,8 +442,8 @@ def print_versions(snapshots: list[dict[str, object]], as_json: bool) -> None:
     if as_json:
         print(json.dumps(snapshots, indent=2, default=str))
         return
-    infos = [snap["info"] if isinstance(snap["info"], dict) else {} for snap in snapshots]
-    versioned = any(info.get("versions_changed") for info in infos)
+    infos = [BuildInfo.of(s["info"] if isinstance(s["info"], dict) else {}) for s in snapshots]
+    versioned = any(info.versions_changed for info in infos)
     width = 40 if versioned else 0  # a git commit
     print(
         f"{'snapshot':>8}  {'time (UTC)':<19}  {'documents':>9}  {'chunks':>6}  {'files':>5}  "
@@ -451,12 +452,12 @@ def print_versions(snapshots: list[dict[str, object]], as_json: bool) -> None:
     )
     for snap, info in zip(snapshots, infos, strict=True):
         line = (
-            f"{snap['snapshot_id']:>8}  {str(snap['time'])[:19]:<19}  {info.get('document_count', '?'):>9}  "
-            f"{info.get('chunk_count', '?'):>6}  {info.get('file_count', '?'):>5}  "
-            f"{str(info.get('config_hash', ''))[:12]:<12}  {info.get('source_revision') or '-':<{width}}"
+            f"{snap['snapshot_id']:>8}  {str(snap['time'])[:19]:<19}  {info.document_count:>9}  "
+            f"{info.chunk_count:>6}  {info.file_count:>5}  "
+            f"{str(info.config_hash or '')[:12]:<12}  {info.source_revision or '-':<{width}}"
         )
         if versioned:
-            line += "  " + (", ".join(map(str, info.get("versions_changed") or [])) or "-")
+            line += "  " + (", ".join(map(str, info.versions_changed or [])) or "-")
         print(line.rstrip())
 
 
@@ -483,7 +484,7 @@ def run_eval(args: argparse.Namespace) -> int:
     if args.json:
         args.json.write_text(json.dumps(evaluate.as_json(scores), indent=2) + "\n")
     source = str(args.beir or args.queries)
-    snapshot = engine.store.info.get("snapshot_id")
+    snapshot = engine.store.info.snapshot_id
     history = evaluate.record_run(
         ServerFolder(server_root(args.name), args.name).eval, source, len(judged), scores, snapshot
     )

@@ -8,11 +8,12 @@ import functools
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from datetime import UTC, datetime
 from typing import Concatenate, ParamSpec, TypeVar
 
 import duckdb
+from docserve.build_info import BuildInfo
 from docserve.config import SearchSettings, configured_search
 
 from docbuild.build_info import build_info
@@ -31,6 +32,12 @@ from docbuild.stages.parse import parse_versions
 from docbuild.stages.snapshot import lake_location, list_snapshots, snapshot_chunks
 from docbuild.util.build_lock import build_lock
 from docbuild.util.step_cache import content_key, settings_key
+
+
+def now() -> str:
+    """The time, as ``build_info.built_at`` records it."""
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -101,12 +108,12 @@ class Build:
                     snapshot.snapshot_id,
                     config.database_path,
                     dimension,
-                    {
-                        **info,
-                        "versions_changed": snapshot.versions_changed,
-                        "built_at": datetime.now(UTC).isoformat(timespec="seconds"),
-                        "materialize_key": key,
-                    },
+                    replace(
+                        info,
+                        versions_changed=snapshot.versions_changed,
+                        built_at=now(),
+                        materialize_key=key,
+                    ),
                     scored if wanted(config) else None,
                     self.search_settings(),
                     config.index,
@@ -117,7 +124,7 @@ class Build:
         save_report(asdict(report), config.work_dir)
         return report
 
-    def _snapshot_sources(self) -> tuple[dict[str, object], int]:
+    def _snapshot_sources(self) -> tuple[BuildInfo, int]:
         """Run the stages up to the DuckLake snapshot; return the build's info and the vectors'
         dimension."""
         config, report = self.config, self.report
@@ -157,7 +164,9 @@ class Build:
             if report.versions:
                 message += f" in {len(report.versions)} versions"
             labels = [v.label for v in report.versions]
-            report.snapshot = snapshot_chunks(lake_location(config), parquet, message, info, labels)
+            report.snapshot = snapshot_chunks(
+                lake_location(config), parquet, message, info.as_dict(), labels
+            )
             for version in report.versions:
                 version.added, version.removed = report.snapshot.by_version.get(
                     version.label, (0, 0)
@@ -175,19 +184,15 @@ class Build:
             raise BuildError(
                 f"no build snapshot {snapshot_id} (builds: {known}); see `docbuild versions {config.name}`"
             )
-        info = dict(builds[snapshot_id]["info"])
+        info = BuildInfo.of(builds[snapshot_id]["info"])
         with self.stage("materialize"):
             ship_model(config, info)
             counts = materialize(
                 lake,
                 snapshot_id,
                 config.database_path,
-                int(info["dimension"]),
-                {
-                    **info,
-                    "built_at": datetime.now(UTC).isoformat(timespec="seconds"),
-                    "rolled_back_to": snapshot_id,
-                },
+                info.dimension,
+                replace(info, built_at=now(), rolled_back_to=snapshot_id),
                 search=self.search_settings(),
                 index=config.index,
                 log=log,
@@ -195,8 +200,8 @@ class Build:
         with self.stage("package"):
             package_server(config, info)
         report.chunks, report.documents = counts["chunks"], counts["documents"]
-        report.default_version = info.get("default_version")
-        report.versions = [VersionReport.of(v) for v in info.get("versions") or []]
+        report.default_version = info.default_version
+        report.versions = [VersionReport.of(v) for v in info.versions]
         save_report(asdict(report), config.work_dir)
         return report
 
@@ -211,9 +216,9 @@ class Build:
         """The server's search settings (BM25 parameters and probes are stored with the index)."""
         return configured_search(self.config.folder.server_config)
 
-    def materialize_key(self, info: dict[str, object]) -> str:
+    def materialize_key(self, info: BuildInfo) -> str:
         """What the served database must have been materialized with to be this build's: its
         info, search and index settings, and the runtime code."""
         code = content_key(*((RUNTIME_SOURCE / f).read_bytes() for f in runtime_files()))
-        settings = [info, asdict(self.search_settings()), vars(self.config.index), code]
+        settings = [info.as_dict(), asdict(self.search_settings()), vars(self.config.index), code]
         return settings_key(settings)

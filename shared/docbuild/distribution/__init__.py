@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from docserve.store import open_read_only, read_build_info
+from docserve.build_info import BuildInfo
+from docserve.store import open_read_only
 
 from docbuild.config import ConfigError, load_processing_config
 from docbuild.distribution.bundle import make_bundle, platform_named
@@ -53,16 +54,16 @@ class Packaged:
         return [self.server_wheel, self.model_wheel, *self.bundles, self.server_json]
 
 
-def build_info_of(database: Path) -> dict[str, Any]:
-    """The database's ``build_info``."""
+def build_info_of(database: Path) -> BuildInfo:
+    """The database's build info."""
     con = open_read_only(database)
     try:
-        return read_build_info(con)
+        return BuildInfo.read(con)
     finally:
         con.close()
 
 
-def package_readme(release: Release, info: dict[str, Any], model_distribution: str) -> str:
+def package_readme(release: Release, info: BuildInfo, model_distribution: str) -> str:
     """The wheel's long description (the PyPI page), with the registry's ownership marker."""
     configs = {
         client.replace("-", "_"): client_config(release.distribution, Path("."), client, "uvx")
@@ -78,10 +79,10 @@ def package_readme(release: Release, info: dict[str, Any], model_distribution: s
             "distribution": release.distribution,
             "version": release.version,
             **configs,
-            "documents": str(info.get("document_count", "?")),
-            "chunks": str(info.get("chunk_count", "?")),
-            "built_at": str(info.get("built_at", "?")),
-            "model": str(info.get("model_id", "?")),
+            "documents": str(info.document_count),
+            "chunks": str(info.chunk_count),
+            "built_at": str(info.built_at or "?"),
+            "model": str(info.model_id or "?"),
             "model_distribution": model_distribution,
             "mcp_name": mcp_name_marker(release),
         },

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
+from docserve.build_info import BuildInfo
 from docserve.folder import underscored
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
@@ -50,13 +50,13 @@ class Release:
         return f"{self.package}-{Version(self.version)}"
 
 
-def default_version(build_info: dict[str, Any]) -> str:
+def default_version(build_info: BuildInfo) -> str:
     """``YEAR.MMDD.SNAPSHOT`` of the build (valid for PEP 440 and SemVer, and increasing)."""
-    built = datetime.fromisoformat(str(build_info["built_at"]))
-    return f"{built.year}.{built.month * 100 + built.day}.{int(build_info['snapshot_id'])}"
+    built = datetime.fromisoformat(str(build_info.built_at))
+    return f"{built.year}.{built.month * 100 + built.day}.{build_info.snapshot_id}"
 
 
-def resolve(name: str, config: PackageConfig, build_info: dict[str, Any]) -> Release:
+def resolve(name: str, config: PackageConfig, build_info: BuildInfo) -> Release:
     """The release of server ``name`` as configured, with defaults filled in."""
     warnings: list[str] = []
     distribution = str(canonicalize_name(config.name or name))

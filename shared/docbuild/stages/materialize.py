@@ -16,12 +16,14 @@ import os
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 
 import duckdb
 import numpy as np
 import pyarrow as pa
 from docserve.arrays import write_arrays
+from docserve.build_info import BuildInfo
 from docserve.codeterms import code_terms
 from docserve.config import SearchSettings
 from docserve.duck import connect
@@ -50,7 +52,7 @@ def materialize(
     snapshot_id: int,
     target: Path,
     dimension: int,
-    build_info: dict[str, object],
+    build_info: BuildInfo,
     finalize: Callable[[Path], dict[str, object]] | None = None,
     search: SearchSettings | None = None,
     index: IndexConfig | None = None,
@@ -103,22 +105,17 @@ def materialize(
                     "SELECT count(DISTINCT document_id) FROM chunks"
                 ).fetchone()[0],
             }
-            info = {
-                "versions": [],  # unversioned, unless the build says otherwise
-                "default_version": None,
-                **build_info,
-                "snapshot_id": snapshot_id,
-                "chunk_count": counts["chunks"],
-                "document_count": counts["documents"],
-                "fts": {"fields": list(FTS_FIELDS), **FTS_OPTIONS},
-                "hnsw": HNSW_OPTIONS if index.hnsw else None,
-                "search_index": search_index,
-            }
-            con.execute("CREATE TABLE build_info (key VARCHAR PRIMARY KEY, value JSON)")
-            con.executemany(
-                "INSERT INTO build_info VALUES (?, ?)",
-                [(key, json.dumps(value, default=str)) for key, value in sorted(info.items())],
+            info = replace(
+                build_info,
+                snapshot_id=snapshot_id,
+                chunk_count=counts["chunks"],
+                document_count=counts["documents"],
+                fts={"fields": list(FTS_FIELDS), **FTS_OPTIONS},
+                hnsw=HNSW_OPTIONS if index.hnsw else None,
+                search_index=search_index,
             )
+            con.execute("CREATE TABLE build_info (key VARCHAR PRIMARY KEY, value JSON)")
+            con.executemany("INSERT INTO build_info VALUES (?, ?)", info.rows())
             con.execute("CHECKPOINT")
         finally:
             con.close()

@@ -16,6 +16,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from docserve.build_info import BuildInfo
 from docserve.doctor import CHECKSUMS_FILE
 from docserve.duck import connect
 from docserve.encoder import file_sha256
@@ -121,9 +122,9 @@ def bundle_model(model_dir: Path, target: Path, weights: bool = True) -> Path:
     return target
 
 
-def needs_weights(info: dict[str, Any]) -> bool:
+def needs_weights(info: BuildInfo) -> bool:
     """Whether a build's server embeds queries with the fp32 weights (no quantized encoder)."""
-    return not info.get("encoder_file")
+    return not info.encoder_file
 
 
 def encoder_file_name(embedder: object) -> str | None:
@@ -159,13 +160,13 @@ def write_checksums(model_dir: Path) -> Path:
     return path
 
 
-def render_readme(folder: ServerFolder, info: dict[str, Any]) -> Path:
+def render_readme(folder: ServerFolder, info: BuildInfo) -> Path:
     """Write the server's README: install, run, client configs, tools, build_info."""
     name = folder.name
     configs = {
         client.replace("-", "_"): client_config(name, folder.root, client) for client in CLIENTS
     }
-    shown = {k: v for k, v in info.items() if k not in ("probe_vector", "eval")}
+    shown = {k: v for k, v in info.as_dict().items() if k not in ("probe_vector", "eval")}
     text = render(
         (TEMPLATES / "server_README.md").read_text(),
         {
@@ -174,11 +175,11 @@ def render_readme(folder: ServerFolder, info: dict[str, Any]) -> Path:
             "name_underscored": underscored(name),
             **configs,
             "build_info": json.dumps(shown, indent=2, default=str),
-            "chunks": str(info.get("chunk_count", "?")),
-            "documents": str(info.get("document_count", "?")),
-            "model": str(info.get("model_id", "?")),
-            "precision": f" ({info['precision']} encoder)" if info.get("precision") else "",
-            "quality": _quality(info.get("eval")),
+            "chunks": str(info.chunk_count),
+            "documents": str(info.document_count),
+            "model": str(info.model_id or "?"),
+            "precision": f" ({info.precision} encoder)" if info.precision else "",
+            "quality": _quality(info.eval),
             "versions": _versions(info),
         },
     )
@@ -186,17 +187,16 @@ def render_readme(folder: ServerFolder, info: dict[str, Any]) -> Path:
     return folder.readme
 
 
-def render_skill(folder: ServerFolder, info: dict[str, Any]) -> Path:
+def render_skill(folder: ServerFolder, info: BuildInfo) -> Path:
     """Write the server's ``SKILL.md``: for an agent, when to use which tool and mode, how to
     narrow a search and how to read on (shipped in the folder, the wheel and the bundle)."""
-    labels = [str(v["label"]) for v in info.get("versions") or []]
-    default = info.get("default_version")
+    labels, default = info.version_labels, info.default_version
     text = render(
         (TEMPLATES / "SKILL.md").read_text(),
         {
             "name": folder.name,
-            "documents": str(info.get("document_count", "?")),
-            "chunks": str(info.get("chunk_count", "?")),
+            "documents": str(info.document_count),
+            "chunks": str(info.chunk_count),
             "versions_line": f", in versions {', '.join(labels)} (default {default})"
             if labels
             else "",
@@ -207,15 +207,15 @@ def render_skill(folder: ServerFolder, info: dict[str, Any]) -> Path:
     return folder.skill
 
 
-def _versions(info: dict[str, Any]) -> str:
+def _versions(info: BuildInfo) -> str:
     """A line naming the documentation versions (empty for a server without versions)."""
-    versions = info.get("versions") or []
+    versions = info.versions
     if not versions:
         return ""
     listed = ", ".join(f"{v.get('label')} ({v.get('chunks')} passages)" for v in versions)
     return (
         f"\nIt holds {len(versions)} versions of the documentation, oldest first: {listed}; "
-        f"searches answer from {info.get('default_version')} unless asked for another one.\n"
+        f"searches answer from {info.default_version} unless asked for another one.\n"
     )
 
 
@@ -231,25 +231,25 @@ def _quality(report: Any) -> str:
     )
 
 
-def package_server(config: ProcessingConfig, info: dict[str, Any]) -> None:
+def package_server(config: ProcessingConfig, info: BuildInfo) -> None:
     """Make the server folder self-contained for the build ``info`` describes: runtime code,
     script, the model files its queries need (and no others), README and SKILL.md."""
     install_runtime(config.folder)
     model = local_model(config, info)
     if model is not None:
         bundle_model(model, config.folder.model, needs_weights(info))
-    remove_other_encoders(config.folder, info.get("encoder_file"))
+    remove_other_encoders(config.folder, info.encoder_file)
     render_docs(config)
 
 
-def local_model(config: ProcessingConfig, info: dict[str, Any]) -> Path | None:
+def local_model(config: ProcessingConfig, info: BuildInfo) -> Path | None:
     """The model folder a build embedded with in process (None: an embedding server)."""
-    if info.get("embedding_provider", "local") != "local":
+    if not info.local:
         return None
     return model_folder(config.embedding.model_path)
 
 
-def ship_model(config: ProcessingConfig, info: dict[str, Any]) -> None:
+def ship_model(config: ProcessingConfig, info: BuildInfo) -> None:
     """Put what a build's server embeds queries with into ``runtime/`` before its database:
     the model's tokenizer and settings, and the fp32 weights or the quantized encoder its
     vectors came from. Weights the served database may still need stay until
@@ -261,17 +261,17 @@ def ship_model(config: ProcessingConfig, info: dict[str, Any]) -> None:
     folder = config.folder.model
     if needs_weights(info):
         weights = file_sha256(model / WEIGHTS_FILE)
-        if info.get("model_sha256") not in (None, weights):
+        if info.model_sha256 not in (None, weights):
             raise BuildError(
                 f"the model in {model} (weights {weights[:12]}) is not the one that build "
-                f"embedded with ({str(info['model_sha256'])[:12]}): rebuild instead"
+                f"embedded with ({str(info.model_sha256)[:12]}): rebuild instead"
             )
     bundle_model(model, folder, needs_weights(info) or (folder / WEIGHTS_FILE).is_file())
-    name = info.get("encoder_file")
+    name = info.encoder_file
     if not name:
         return
     target = config.folder.runtime / str(name)
-    expected = str(info["encoder_sha256"])
+    expected = str(info.encoder_sha256)
     if target.is_file() and file_sha256(target) == expected:
         return
     from docbuild.embedding.quantize import int8_encoder
@@ -291,7 +291,6 @@ def ship_model(config: ProcessingConfig, info: dict[str, Any]) -> None:
 def render_docs(config: ProcessingConfig) -> None:
     """Render the server's README and SKILL.md from the database's ``build_info``."""
     with connect(config.database_path, read_only=True, extensions=()) as con:
-        rows = con.execute("SELECT key, value FROM build_info").fetchall()
-    info = {k: json.loads(v) for k, v in rows}
+        info = BuildInfo.read(con)
     render_readme(config.folder, info)
     render_skill(config.folder, info)

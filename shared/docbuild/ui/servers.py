@@ -8,7 +8,6 @@ running server does.
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 from dataclasses import dataclass
@@ -16,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+from docserve.build_info import BuildInfo
 from docserve.config import load_settings
 from docserve.duck import connect
 from docserve.folder import ServerFolder
@@ -88,7 +88,7 @@ class Server:
         self.root = server_root(name, project)
         self.folder = ServerFolder(self.root, name)
         self._runtime: Runtime | None = None
-        self._info: tuple[object, dict[str, Any]] | None = None
+        self._info: tuple[object, BuildInfo] | None = None
         self.lock = threading.Lock()
 
     @property
@@ -104,8 +104,8 @@ class Server:
     def database(self) -> Path:
         return self.config.database_path
 
-    def info(self) -> dict[str, Any] | None:
-        """The served database's ``build_info`` (None when there is no database yet)."""
+    def info(self) -> BuildInfo | None:
+        """The served database's build info (None when there is no database yet)."""
         try:
             database = self.database
         except ConfigError:
@@ -116,8 +116,7 @@ class Server:
         if self._info and self._info[0] == identity:
             return self._info[1]
         with self.read() as con:
-            rows = con.execute("SELECT key, value FROM build_info").fetchall()
-        info = {key: json.loads(value) for key, value in rows}
+            info = BuildInfo.read(con)
         self._info = (identity, info)
         return info
 

@@ -251,10 +251,11 @@ def check_database(database: Path, weights: str | None, install: Install) -> lis
     if not database.is_file():
         return [Check("database", False, f"{database} not found", install.restore_data)]
     try:
-        from .store import open_read_only, read_build_info
+        from .build_info import BuildInfo
+        from .store import open_read_only
 
         con = open_read_only(database)
-        info = read_build_info(con)
+        info = BuildInfo.read(con)
         con.close()
     except Exception as exc:
         reason = str(exc).split("\n")[0]
@@ -265,26 +266,25 @@ def check_database(database: Path, weights: str | None, install: Install) -> lis
         Check(
             "database",
             True,
-            f"{database.name}: {info.get('chunk_count')} passages, "
-            f"snapshot {info.get('snapshot_id')}, built {info.get('built_at')}",
+            f"{database.name}: {info.chunk_count} passages, "
+            f"snapshot {info.snapshot_id}, built {info.built_at}",
         )
     ]
-    encoder = info.get("encoder_file")
+    encoder = info.encoder_file
     if encoder:  # a quantized encoder ships beside the database
         path = database.parent / str(encoder)
         found = file_sha256(path) if path.is_file() else None
         state = "missing" if found is None else f"changed (SHA-256 {found[:12]})"
-        ok = found == info.get("encoder_sha256")
+        ok = found == info.encoder_sha256
         checks.append(
             Check(
                 "encoder",
                 ok,
-                f"{info.get('precision')} encoder {encoder}: "
-                + ("as the build made it" if ok else state),
+                f"{info.precision} encoder {encoder}: " + ("as the build made it" if ok else state),
                 install.restore_data,
             )
         )
-    built_with = info.get("model_sha256")
+    built_with = info.model_sha256
     if weights and built_with and weights != built_with:
         checks.append(
             Check(
@@ -299,7 +299,7 @@ def check_database(database: Path, weights: str | None, install: Install) -> lis
             Check(
                 "database vs model",
                 True,
-                f"same model ({info.get('model_id')}, {info.get('dimension')} dims)",
+                f"same model ({info.model_id}, {info.dimension} dims)",
             )
         )
     return checks

@@ -80,7 +80,7 @@ class Library:
         counts = store.counts()
         return LibraryInfo(
             name=self.name,
-            title=str(store.info.get("title") or self.name),
+            title=self.name,
             covers=self.description or covers_line(engine),
             available=True,
             problem=engine.model_mismatch or self.runtime.reload_error,
@@ -88,8 +88,8 @@ class Library:
             chunks=counts["chunks"],
             versions=list(catalog.versions),
             default_version=catalog.default_version,
-            built_at=store.info.get("built_at"),
-            model=store.info.get("model_id"),
+            built_at=store.info.built_at,
+            model=store.info.model_id,
         )
 
 

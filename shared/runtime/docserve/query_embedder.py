@@ -13,10 +13,11 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 import numpy as np
 
+from .build_info import BuildInfo
 from .config import EmbedderSettings
 from .context import TokenCounter
 
@@ -43,15 +44,13 @@ class Encoder:
     sha256: str
 
     @classmethod
-    def of_build(
-        cls, settings: EmbedderSettings, info: dict[str, Any], runtime: Path
-    ) -> Encoder | None:
+    def of_build(cls, settings: EmbedderSettings, info: BuildInfo, runtime: Path) -> Encoder | None:
         """The encoder the build ``info`` names, for queries embedded as ``settings`` say (None:
         the fp32 encoder made from the model's weights, or an embedding server)."""
-        name = info.get("encoder_file")
+        name = info.encoder_file
         if not name or settings.provider != "local":
             return None
-        return cls(str(info.get("precision")), runtime / str(name), str(info["encoder_sha256"]))
+        return cls(str(info.precision), runtime / name, str(info.encoder_sha256))
 
     def check(self) -> None:
         """Raise :class:`EmbedderUnavailable` unless the file is there, byte for byte."""
@@ -69,13 +68,6 @@ class Encoder:
                 f"{self.file} is not the {self.precision} encoder this database was embedded with "
                 f"(SHA-256 {found[:12]}, the build's {self.sha256[:12]}): {fix}"
             )
-
-
-def precision_of(info: dict[str, Any]) -> str | None:
-    """The precision of the local encoder a build embedded with (None: an embedding server)."""
-    if info.get("embedding_provider", "local") != "local":
-        return None
-    return str(info.get("precision") or "fp32")  # builds from before int8 were all fp32
 
 
 class LocalBackend:
@@ -224,19 +216,19 @@ class EmbedderPool:
             return self.counters[key]
 
     @staticmethod
-    def key(settings: EmbedderSettings, info: dict[str, Any], encoder: Encoder | None) -> tuple:
+    def key(settings: EmbedderSettings, info: BuildInfo, encoder: Encoder | None) -> tuple:
         """What makes two databases' query vectors the same: the endpoint and model for an
         embedding server; else the model's weights (their hash in ``build_info``), the encoder
         file's hash when quantized, and a configured model folder."""
         if settings.provider != "local":
             return (settings.provider, settings.base_url, settings.model)
-        weights = str(info.get("model_sha256") or info.get("model_id") or "")
+        weights = str(info.model_sha256 or info.model_id or "")
         return ("local", weights, encoder.sha256 if encoder else "fp32", settings.model_path or "")
 
     def get(
         self,
         settings: EmbedderSettings,
-        info: dict[str, Any],
+        info: BuildInfo,
         model_dir: Path | None,
         encoder: Encoder | None,
     ) -> QueryEmbedder:

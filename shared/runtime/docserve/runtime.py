@@ -10,8 +10,8 @@ from __future__ import annotations
 import sys
 import threading
 from pathlib import Path
-from typing import Any
 
+from .build_info import BuildInfo
 from .config import ServerSettings
 from .context import TokenCounter
 from .memory import release_free_memory
@@ -110,7 +110,7 @@ class Runtime:
             store, self.embedder_for(store.info), settings.search, self.reranker, self.token_counter
         )
 
-    def embedder_for(self, info: dict[str, Any]) -> QueryEmbedder:
+    def embedder_for(self, info: BuildInfo) -> QueryEmbedder:
         """The query embedder for a database: the encoder its vectors came from (a new build may
         switch between fp32 and int8), so queries and documents never mix encoders."""
         settings = self.settings.embedding
@@ -139,10 +139,10 @@ class Runtime:
                 return
             old, self.engine, self.served, self.pending = self.engine, engine, identity, None
             self.reload_error = None
-        before = old.store.info.get("snapshot_id") if old else None
+        before = old.store.info.snapshot_id if old else None
         print(
             f"serving a new build of {self.settings.name}: snapshot "
-            f"{engine.store.info.get('snapshot_id')} (was {before})",
+            f"{engine.store.info.snapshot_id} (was {before})",
             file=sys.stderr,
         )
         self._warm_up(engine)  # the old store closes when its last search lets go of it

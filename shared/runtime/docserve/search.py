@@ -339,7 +339,7 @@ class SearchEngine:
     def check_model(self) -> None:
         """Compare the embedder with the model the database was built with (a probe vector)."""
         info = self.store.info
-        probe_text, probe = info.get("probe_text"), info.get("probe_vector")
+        probe_text, probe = info.probe_text, info.probe_vector
         if not probe_text or not probe:
             self.model_checked = True
             return
@@ -351,7 +351,7 @@ class SearchEngine:
         if cosine < MODEL_MATCH_COSINE:
             self.model_mismatch = (
                 f"the query embedder ({self.embedder.description}) does not match the model this database "
-                f"was built with ({info.get('model_id')}, {info.get('dimension')}-d; probe cosine {cosine:.3f}); "
+                f"was built with ({info.model_id}, {info.dimension}-d; probe cosine {cosine:.3f}); "
                 "vector search is off, answered by keyword search only"
             )
             print(self.model_mismatch, file=sys.stderr)

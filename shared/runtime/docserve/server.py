@@ -21,7 +21,6 @@ from .answers import Answer, AnswerError, Answers
 from .config import TransportSettings
 from .doctor import Check, Install, run_checks
 from .memory import trim_periodically
-from .query_embedder import precision_of
 from .reading import DocumentAnswer, OutlineAnswer
 from .render import CharCounter
 from .runtime import IndexUnavailable, Runtime
@@ -224,9 +223,9 @@ def stats_data(runtime: Runtime, engine: SearchEngine) -> dict[str, Any]:
         **engine.store.counts(),
         "versions": catalog.versions,
         "default_version": catalog.default_version,
-        "build_info": engine.store.info,
+        "build_info": engine.store.info.as_dict(),
         "query_embedder": engine.embedder.description,
-        "precision": precision_of(engine.store.info),
+        "precision": engine.store.info.query_precision,
         "vector_search": engine.model_mismatch is None and engine.embedder.last_error is None,
         "keyword_search": engine.store.keywords is not None,
         "vector_index": engine.store.vectors.describe(),
@@ -247,7 +246,7 @@ def schema_of(cls: type) -> dict[str, Any]:
 
 def server_version(engine: SearchEngine | None) -> str:
     """This server's version: the runtime's, with the build it serves (``0.1.0+build.7``)."""
-    snapshot = engine.store.info.get("snapshot_id") if engine else None
+    snapshot = engine.store.info.snapshot_id if engine else None
     return f"{__version__}+build.{snapshot}" if snapshot is not None else __version__
 
 

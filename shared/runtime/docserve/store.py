@@ -9,7 +9,6 @@ indexed), so nothing per chunk is kept in Python objects.
 
 from __future__ import annotations
 
-import json
 import sys
 import threading
 from pathlib import Path
@@ -19,6 +18,7 @@ import duckdb
 import numpy as np
 
 from .arrays import stored_arrays
+from .build_info import BuildInfo
 from .catalog import Catalog
 from .codeterms import code_terms
 from .config import SearchSettings
@@ -52,12 +52,6 @@ def open_read_only(path: Path) -> duckdb.DuckDBPyConnection:
     return con
 
 
-def read_build_info(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
-    """The database's ``build_info`` table as a dict."""
-    rows = con.execute("SELECT key, value FROM build_info").fetchall()
-    return {key: json.loads(value) for key, value in rows}
-
-
 class DatabaseError(RuntimeError):
     """The database is missing or unreadable; the message names the file and how to build it."""
 
@@ -73,8 +67,8 @@ class ChunkStore:
             raise DatabaseError(f"database {path} not found: build it with `{build_hint}`")
         try:
             self.con = open_read_only(path)
-            self.info = read_build_info(self.con)
-            index = self.info.get("search_index") or {}
+            self.info = BuildInfo.read(self.con)
+            index = self.info.search_index
             if index.get("format") != SEARCH_INDEX_FORMAT:
                 raise ValueError(
                     "it has no search index of the format this runtime reads (built by an "
@@ -139,10 +133,8 @@ class ChunkStore:
         ).fetchnumpy()
         if np.any(documents["last"] - documents["first"] + 1 != documents["chunks"]):
             raise ValueError("a document's chunks are not contiguous rows")
-        versions = [v["label"] for v in self.info.get("versions") or []] or sorted(
-            {v for v in documents["version"] if v}
-        )
-        default = self.info.get("default_version") or (versions[-1] if versions else None)
+        versions = self.info.version_labels or sorted({v for v in documents["version"] if v})
+        default = self.info.default_version or (versions[-1] if versions else None)
         return Catalog(documents, self.size, versions, default, self._breadcrumbs)
 
     def _breadcrumbs(self) -> list[tuple[tuple[str, ...], np.ndarray]]:
@@ -165,7 +157,7 @@ class ChunkStore:
         with self.lock:
             row = self.con.execute(
                 "SELECT list(DISTINCT stem(t, ?)) FROM (SELECT unnest(fts_main_chunks.tokenize(?)) AS t)",
-                [self.info.get("fts", {}).get("stemmer", "porter"), query],
+                [self.info.fts.get("stemmer", "porter"), query],
             ).fetchone()
         return [t for t in (row[0] or []) if t]
 
