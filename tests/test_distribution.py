@@ -326,8 +326,9 @@ def test_a_failed_package_leaves_the_previous_dist(packaged: Packaged):
 def test_release_defaults_come_from_the_build_and_the_repository():
     from docbuild.config import PackageConfig
     from docbuild.distribution.release import resolve
+    from docserve.build_info import BuildInfo
 
-    info = {"built_at": "2026-01-05T10:00:00+00:00", "snapshot_id": 12}
+    info = BuildInfo(built_at="2026-01-05T10:00:00+00:00", snapshot_id=12)
     release = resolve("My_Docs", PackageConfig(repository="https://github.com/acme/docs"), info)
     assert release.version == "2026.105.12"  # January 5th: sorts before 2026.1123.x
     assert release.distribution == "my-docs" and release.package == "my_docs"
@@ -351,7 +352,8 @@ def test_release_defaults_come_from_the_build_and_the_repository():
 def test_release_refuses_what_registries_refuse(config: dict, message: str):
     from docbuild.config import ConfigError, PackageConfig
     from docbuild.distribution.release import resolve
+    from docserve.build_info import BuildInfo
 
-    info = {"built_at": "2026-11-23T10:00:00+00:00", "snapshot_id": 1}
+    info = BuildInfo(built_at="2026-11-23T10:00:00+00:00", snapshot_id=1)
     with pytest.raises(ConfigError, match=message):
         resolve("my-docs", PackageConfig(**config), info)
