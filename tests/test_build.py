@@ -425,3 +425,15 @@ def test_an_edited_include_reparses_the_page_that_includes_it(project: Path, emb
 
     unchanged = Build(config, embedder).run()
     assert unchanged.files_unchanged == 2 and unchanged.embedded == 0
+
+
+def test_chunks_longer_than_the_model_reads_are_refused(project: Path, embedder):
+    src = project / "long-corpus"
+    src.mkdir()
+    (src / "page.md").write_text("# Page\n\nSome text about chunk sizes.\n")
+    scaffold("too-long", str(src), "md", root=project)
+    path = project / "servers" / "too-long" / "config" / "processing_config.yaml"
+    path.write_text(path.read_text().replace("max_tokens: 256", "max_tokens: 512"))
+    with pytest.raises(BuildError, match=r"max_tokens is 512.*at most 256 tokens"):
+        Build(load_processing_config("too-long", project), embedder).run()
+    assert not (project / "servers" / "too-long" / "runtime" / "too_long.db").exists()

@@ -30,10 +30,10 @@ def build_info(
         embedding_provider=config.embedding.provider,
         model_id=embedder.model_id,
         model_cache_key=embedder.cache_key,
-        model_sha256=getattr(embedder, "weights_sha256", None),
-        precision=getattr(embedder, "precision", None),  # None: the server's own
+        model_sha256=embedder.weights_sha256,
+        precision=embedder.precision,
         encoder_file=encoder_file_name(embedder),
-        encoder_sha256=getattr(embedder, "encoder_sha256", None),
+        encoder_sha256=embedder.encoder_sha256,
         dimension=embedder.dimension,
         max_seq_length=config.chunking.max_tokens,
         chunking=vars(config.chunking),

@@ -24,7 +24,7 @@ from docbuild.embedding import Embedder, EmbeddingError, make_embedder
 from docbuild.stages.chunk import chunk_documents
 from docbuild.stages.consolidate import chunks_table, write_parquet
 from docbuild.stages.discover import discover_version
-from docbuild.stages.embed import embed_chunks
+from docbuild.stages.embed import check_fits, embed_chunks
 from docbuild.stages.evaluate import evaluate_database, wanted
 from docbuild.stages.materialize import materialize, served_is_current
 from docbuild.stages.package import RUNTIME_SOURCE, package_server, runtime_files, ship_model
@@ -148,6 +148,8 @@ class Build:
             chunks = chunk_documents(config, documents, report)
         with self.stage("embed"):
             embedder = self.embedder()
+            check_fits(config.chunking.max_tokens, embedder)
+            embedder.check()
             try:
                 embedded = embed_chunks(
                     chunks, embedder, config.work_dir / "embeddings.duckdb", report
@@ -206,10 +208,9 @@ class Build:
         return report
 
     def embedder(self) -> Embedder:
-        """The configured embedder, health-checked."""
+        """The configured embedder (made on first use)."""
         if self._embedder is None:
             self._embedder = make_embedder(self.config.embedding, log_dir=self.config.work_dir)
-        self._embedder.check()
         return self._embedder
 
     def search_settings(self) -> SearchSettings:

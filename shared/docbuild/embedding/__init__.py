@@ -16,21 +16,31 @@ class EmbeddingError(RuntimeError):
 
 
 class Embedder(Protocol):
-    """Anything that turns texts into L2-normalized float32 vectors.
-
-    It may also have ``embed_stream(texts)`` (see :func:`embed_parts`) and ``notes()`` (see
-    :func:`embedder_notes`).
-    """
+    """Anything that turns texts into L2-normalized float32 vectors, declaring what it is and
+    can do as attributes."""
 
     model_id: str
-    cache_key: str
-    dimension: int
+    cache_key: str  # what its vectors are cached under: model, weights and encoder
+    dimension: int  # a server's is known after check()
+    precision: str | None  # the in-process encoder's (fp32, int8); None: an embedding server
+    batch_size: int  # texts per forward pass or request
+    max_tokens: int | None  # the longest input it embeds whole (None: unknown)
+    weights_sha256: str | None  # the model weights' hash (None: an embedding server)
+    encoder_sha256: str | None  # the quantized encoder file's hash (None: not quantized)
+    streams: bool  # embed_stream() has several requests in flight (see embed_parts)
 
     def check(self) -> None:
         """Raise :class:`EmbeddingError` if the embedder cannot serve (before a long stage)."""
 
     def embed_batch(self, texts: list[str]) -> np.ndarray:
         """Return a float32 matrix of shape (len(texts), dimension), rows L2-normalized."""
+
+    def embed_stream(self, texts: list[str]) -> Iterator[tuple[int, np.ndarray]]:
+        """``(offset, vectors)`` for parts of ``texts`` in the order they finish (only when
+        ``streams``)."""
+
+    def notes(self) -> list[str]:
+        """What the embedder has to say in the build summary (endpoints that failed, say)."""
 
     def stop(self) -> None:
         """Release what the embedder holds (a server it started, connections)."""
@@ -62,18 +72,11 @@ def embed_parts(
     An embedder with an ``embed_stream`` (the ``openai`` one: several requests in flight) yields
     each request's vectors as they arrive; any other embeds ``group`` texts at a time.
     """
-    stream = getattr(embedder, "embed_stream", None)
-    if stream is not None:
-        yield from stream(texts)
+    if embedder.streams:
+        yield from embedder.embed_stream(texts)
         return
     for start in range(0, len(texts), group):
         yield start, embedder.embed_batch(texts[start : start + group])
-
-
-def embedder_notes(embedder: Embedder) -> list[str]:
-    """What the embedder has to say in the build summary (endpoints that failed, say)."""
-    notes = getattr(embedder, "notes", None)
-    return notes() if notes is not None else []
 
 
 def normalize(matrix: np.ndarray) -> np.ndarray:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from functools import cached_property
 from pathlib import Path
 
@@ -35,13 +36,17 @@ class LocalEmbedder:
         self.model_dir = model_folder(model_path)
         self.batch_size = batch_size
         self.threads = threads
-        self.precision = precision
         self.model_id = read_model_id(self.model_dir)
         self.dimension = int(
             json.loads((self.model_dir / "config.json").read_text())["hidden_size"]
         )
-        self.weights_sha256 = file_sha256(self.model_dir / "model.safetensors")
+        self.max_tokens: int | None = json.loads(
+            (self.model_dir / "sentence_bert_config.json").read_text()
+        ).get("max_seq_length")
+        self.streams = False
+        self.weights_sha256: str | None = file_sha256(self.model_dir / "model.safetensors")
         self.cache_key = f"local:{self.model_id}:{self.weights_sha256[:16]}"
+        self.precision: str | None = precision
         self.encoder_file: Path | None = None  # the int8 encoder's ONNX file
         self.encoder_sha256: str | None = None
         if precision == "int8":
@@ -60,6 +65,14 @@ class LocalEmbedder:
 
     def check(self) -> None:
         """The model is in process: nothing to check."""
+
+    def notes(self) -> list[str]:
+        """Nothing to report: the model is in process."""
+        return []
+
+    def embed_stream(self, texts: list[str]) -> Iterator[tuple[int, np.ndarray]]:
+        """All of ``texts`` at once (it does not stream: :func:`embed_parts` groups them)."""
+        yield 0, self.embed_batch(texts)
 
     def stop(self) -> None:
         """Nothing to release: the model lives as long as the object."""

@@ -140,7 +140,13 @@ class OpenAIEmbedder:
         self.attempts = (config.retries + 1) * len(urls)  # per batch
         self.model_id = config.model
         self.cache_key = f"openai:{config.model}"  # not the URL: a moved server keeps its cache
-        self.dimension = 0
+        self.dimension = 0  # learned from the health check
+        self.precision: str | None = None
+        self.batch_size = config.batch_size
+        self.max_tokens: int | None = None
+        self.weights_sha256: str | None = None
+        self.encoder_sha256: str | None = None
+        self.streams = True
         self.reference: tuple[str, np.ndarray] | None = None  # who set it, its HEALTH_TEXT vector
         self.lock = threading.Lock()
         self.log_dir = log_dir

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import numpy as np
 
-from docbuild.build_report import BuildReport, progress
+from docbuild.build_report import BuildError, BuildReport, progress
 from docbuild.chunker import Chunk, text_hash
-from docbuild.embedding import Embedder, embed_parts, embedder_notes
+from docbuild.embedding import Embedder, embed_parts
 from docbuild.embedding.cache import EmbeddingCache
 
 EMBED_GROUP = 256  # chunks embedded between two writes to the cache (what a killed build loses);
@@ -25,6 +25,16 @@ class Embedded:
 
     vectors: np.ndarray
     probe: np.ndarray
+
+
+def check_fits(max_tokens: int, embedder: Embedder) -> None:
+    """Fail before embedding when chunks of ``max_tokens`` would be cut short by the model."""
+    if embedder.max_tokens is not None and max_tokens > embedder.max_tokens:
+        raise BuildError(
+            f"chunking.max_tokens is {max_tokens}, but {embedder.model_id} embeds at most "
+            f"{embedder.max_tokens} tokens: the rest of each chunk would be cut off. Set "
+            f"chunking.max_tokens to {embedder.max_tokens} or less"
+        )
 
 
 def embed_chunks(
@@ -56,6 +66,6 @@ def embed_chunks(
                 bar.update(len(done))
     finally:
         cache.close()
-    report.embedding_notes = embedder_notes(embedder)
+    report.embedding_notes = embedder.notes()
     matrix = np.stack([vectors[c.content_hash] for c in chunks]).astype(np.float32)
     return Embedded(matrix, vectors[probe])

@@ -24,6 +24,7 @@ from docserve.folder import ServerFolder, underscored
 
 from docbuild.build_report import BuildError
 from docbuild.config import ProcessingConfig
+from docbuild.embedding import Embedder
 from docbuild.embedding.local import model_folder
 from docbuild.services.client_config import CLIENTS, client_config
 from docbuild.services.scaffold import TEMPLATES, render
@@ -127,13 +128,11 @@ def needs_weights(info: BuildInfo) -> bool:
     return not info.encoder_file
 
 
-def encoder_file_name(embedder: object) -> str | None:
+def encoder_file_name(embedder: Embedder) -> str | None:
     """The name a quantized encoder has in ``runtime/`` (its hash in it, so a server still
     serving the previous build keeps its own); None for an fp32 or remote encoder."""
-    digest = getattr(embedder, "encoder_sha256", None)
-    if not digest:
-        return None
-    return f"encoder-{getattr(embedder, 'precision', 'int8')}-{digest[:12]}.onnx"
+    digest = embedder.encoder_sha256
+    return f"encoder-{embedder.precision}-{digest[:12]}.onnx" if digest else None
 
 
 def encoder_files(runtime: Path) -> list[Path]:
