@@ -34,7 +34,7 @@ EVAL = REPO / "tests" / "eval" / "mojo-manual.jsonl"
 
 async def overhead(script: Path) -> str:
     """Text and JSON characters per passage character over the eval queries."""
-    from docserve.context import TokenCounter
+    from docserve.tokens import TokenCounter
     from fastmcp import Client
 
     counter = TokenCounter(script.parent / "model")

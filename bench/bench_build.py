@@ -28,7 +28,7 @@ from docbuild.readers import read_file
 from docbuild.services.scaffold import scaffold
 from docbuild.services.sync import sync_source
 from docbuild.stages.discover import discover
-from docbuild.util.tokens import TokenCounter
+from docserve.tokens import TokenCounter
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_CORPUS = REPO.parent / "shared" / "corpora" / "mojo-manual-2025-11" / "docs"

@@ -18,7 +18,7 @@ from docbuild.formats import FORMATS
 from docbuild.readers import read_file
 from docbuild.stages.discover import discover_sources
 from docbuild.util.hygiene import furniture
-from docbuild.util.tokens import TokenCounter
+from docserve.tokens import TokenCounter
 
 MARKUP = {"shortcode", "Liquid tag", "link reference definition", "glossary link"}
 """The kinds of site generators' markup (issue: at most 0.5% of chunks)."""

@@ -34,7 +34,7 @@ def embedder():
 @pytest.fixture(scope="session")
 def counter():
     """Wordpiece counter of the default model."""
-    from docbuild.util.tokens import TokenCounter
+    from docserve.tokens import TokenCounter
 
     return TokenCounter()
 

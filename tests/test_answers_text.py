@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 from docserve.catalog import FilterError, path_matcher
-from docserve.context import TokenCounter
-from docserve.reading import Section, find_section
+from docserve.reading import HeadingSpan, find_section
 from docserve.render import CharCounter, Renderer, citation, cut_passage, without_heading
+from docserve.tokens import TokenCounter
 
 PATHS = [
     "index.md",
@@ -45,10 +45,10 @@ def test_path_filters(spec: str, expected: list[str]):
 
 
 SECTIONS = [
-    Section("Pointers", 1, ["Pointers"], 0, 9, None),
-    Section("Unsafe pointers", 2, ["Pointers", "Unsafe pointers"], 2, 5, None),
-    Section("Lifecycle", 3, ["Pointers", "Unsafe pointers", "Lifecycle"], 4, 5, None),
-    Section("Lifecycle", 2, ["Pointers", "Lifecycle"], 6, 9, None),
+    HeadingSpan("Pointers", 1, ["Pointers"], 0, 9, None),
+    HeadingSpan("Unsafe pointers", 2, ["Pointers", "Unsafe pointers"], 2, 5, None),
+    HeadingSpan("Lifecycle", 3, ["Pointers", "Unsafe pointers", "Lifecycle"], 4, 5, None),
+    HeadingSpan("Lifecycle", 2, ["Pointers", "Lifecycle"], 6, 9, None),
 ]
 
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 import pytest
 from conftest import build_pages
 from docserve.config import EmbedderSettings, SearchSettings
-from docserve.context import TokenCounter, merge_chunks, merge_overlapping
+from docserve.context import merge_chunks, merge_overlapping
 from docserve.encoder import default_model_dir
 from docserve.query_embedder import QueryEmbedder
 from docserve.search import SearchEngine, SearchInputError
 from docserve.store import ChunkStore
+from docserve.tokens import TokenCounter
 
 SENTENCES = [
     f"Step {i} of the migration moves table number {i} into the archive schema." for i in range(60)

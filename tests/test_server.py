@@ -565,7 +565,7 @@ def capped_config(built: Built, folder: Path, cap: int) -> Path:
 
 
 def test_answers_stay_within_the_response_cap(built: Built, tmp_path: Path):
-    from docserve.context import TokenCounter
+    from docserve.tokens import TokenCounter
 
     cap = 500
     tokens = TokenCounter(built.server_root / "runtime" / "model").count

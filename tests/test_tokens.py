@@ -9,7 +9,7 @@ import duckdb
 import pytest
 from conftest import build_pages
 from docbuild.util import workers
-from docbuild.util.tokens import TokenCounter
+from docserve.tokens import TokenCounter
 from tokenizers import Tokenizer, models, pre_tokenizers
 
 TRICKY = [

@@ -20,8 +20,9 @@ from docbuild.config import ChunkingConfig
 from docbuild.documents import Document, Section
 from docbuild.readers.markdown_text import Fence, open_fence
 
-TokenCounter = Callable[[list[str]], list[int]]
-"""Counts wordpieces of each text, excluding the model's special tokens."""
+CountTokens = Callable[[list[str]], list[int]]
+"""Counts wordpieces of each text, excluding the model's special tokens (a
+:class:`docserve.tokens.TokenCounter`, or any function for tests)."""
 
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[*_`]?[A-Z0-9])")
 LINE_ITEM = re.compile(r"\n(?=[ \t]*(?:[-*+]|\d+[.)])[ \t]|[ \t]*\|)")
@@ -158,7 +159,7 @@ def fence_balanced(content: str) -> bool:
 class Chunker:
     """Turns documents into chunks within a token budget."""
 
-    def __init__(self, count_tokens: TokenCounter, config: ChunkingConfig | None = None) -> None:
+    def __init__(self, count_tokens: CountTokens, config: ChunkingConfig | None = None) -> None:
         self.count_tokens = count_tokens
         self.config = config or ChunkingConfig()
         self.max_content = self.config.max_tokens - 2  # [CLS] and [SEP]

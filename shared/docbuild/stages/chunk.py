@@ -6,13 +6,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+from docserve.tokens import TokenCounter, tokenizer_file
+
 from docbuild.build_report import BuildReport, progress
 from docbuild.chunker import Chunk, Chunker
 from docbuild.config import ChunkingConfig, ProcessingConfig
 from docbuild.documents import Document
 from docbuild.util.hygiene import Hygiene, measure_hygiene
 from docbuild.util.step_cache import StepCache, content_key
-from docbuild.util.tokens import TokenCounter, tokenizer_file
 from docbuild.util.workers import ordered_map
 
 _chunker: Chunker | None = None  # this process's, made by start()

@@ -11,9 +11,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from docserve.tokens import TokenCounter
+
 from docbuild.chunker import Chunk, embedded_breadcrumb, fence_balanced
 from docbuild.readers.markdown_text import Fence, open_fence
-from docbuild.util.tokens import TokenCounter
 
 RECOUNT_MARGIN = 8  # chunks this close to the token limit are recounted whole (measure_hygiene)
 

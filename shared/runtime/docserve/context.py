@@ -1,14 +1,10 @@
 """Context for the client: neighbouring chunks merged around a hit, and a token budget.
 
 Consecutive chunks of a document overlap (the chunker carries prose forward); merging drops the
-repeated text. The budget is counted with the embedding model's own tokenizer.
+repeated text (the answer's token budget is counted by :mod:`.tokens`).
 """
 
 from __future__ import annotations
-
-from pathlib import Path
-
-from tokenizers import Tokenizer
 
 
 def overlap_length(first: str, second: str, longest: int = 4000) -> int:
@@ -34,25 +30,3 @@ def merge_chunks(contents: list[str]) -> str:
     for content in contents[1:]:
         merged = merge_overlapping(merged, content)
     return merged
-
-
-class TokenCounter:
-    """Wordpieces of a text, as the embedding model counts them (special tokens excluded)."""
-
-    def __init__(self, model_dir: Path) -> None:
-        self.tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
-        self.tokenizer.no_truncation()
-        self.tokenizer.no_padding()
-
-    def count(self, text: str) -> int:
-        """Tokens in ``text``."""
-        return len(self.tokenizer.encode(text, add_special_tokens=False).ids)
-
-    def truncate(self, text: str, budget: int) -> str:
-        """The longest prefix of ``text`` within ``budget`` tokens (cut at a token boundary)."""
-        encoding = self.tokenizer.encode(text, add_special_tokens=False)
-        if len(encoding.ids) <= budget:
-            return text
-        if budget <= 0:
-            return ""
-        return text[: encoding.offsets[budget - 1][1]]

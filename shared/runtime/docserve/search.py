@@ -16,10 +16,11 @@ import numpy as np
 from .catalog import FilterError
 from .codeterms import looks_like_code
 from .config import SearchSettings
-from .context import TokenCounter, merge_chunks
+from .context import merge_chunks
 from .query_embedder import EmbedderUnavailable, QueryEmbedder
 from .rerank import Reranker, RerankError
 from .store import ChunkStore
+from .tokens import TokenCounter
 
 Mode = Literal["hybrid", "vector", "keyword"]
 Key = TypeVar("Key", int, tuple[int, int])

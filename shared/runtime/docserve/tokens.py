@@ -1,4 +1,5 @@
-"""Count wordpieces with the embedding model's own tokenizer (no model weights loaded)."""
+"""Count and cut text in wordpieces of the embedding model's own tokenizer (no weights loaded):
+the chunker's budget at build time, the answer budget and the encoder's batching at run time."""
 
 from __future__ import annotations
 
@@ -6,7 +7,6 @@ import json
 import re
 from pathlib import Path
 
-from docserve.encoder import default_model_dir
 from tokenizers import Tokenizer
 
 WORD_LEVEL = {
@@ -35,7 +35,9 @@ class TokenCounter:
 
     For a WordPiece tokenizer (MiniLM's, BERT's) a text's count is the sum of the counts of its
     whitespace-separated words, so each distinct word is tokenized once and remembered: the same
-    counts as tokenizing every text, over a hundred times faster on real documentation."""
+    counts as tokenizing every text, over a hundred times faster on real documentation. One
+    text is counted (:meth:`count`) and cut (:meth:`truncate`) without the memo, so a server
+    that counts answers all day keeps no word list."""
 
     def __init__(self, model_dir: str | Path | None = None) -> None:
         self.path = tokenizer_file(model_dir)
@@ -72,6 +74,19 @@ class TokenCounter:
                     counts[i] = self._tokenize([text])[0]
         return counts
 
+    def count(self, text: str) -> int:
+        """Tokens in ``text`` (special tokens excluded)."""
+        return len(self.tokenizer.encode(text, add_special_tokens=False).ids)
+
+    def truncate(self, text: str, budget: int) -> str:
+        """The longest prefix of ``text`` within ``budget`` tokens (cut at a token boundary)."""
+        encoding = self.tokenizer.encode(text, add_special_tokens=False)
+        if len(encoding.ids) <= budget:
+            return text
+        if budget <= 0:
+            return ""
+        return text[: encoding.offsets[budget - 1][1]]
+
     def _tokenize(self, texts: list[str]) -> list[int]:
         return [len(e) for e in self.tokenizer.encode_batch_fast(texts, add_special_tokens=False)]
 
@@ -99,7 +114,11 @@ class TokenCounter:
 
 def tokenizer_file(model_dir: str | Path | None = None) -> Path:
     """The ``tokenizer.json`` of a sentence-transformers folder (the default model's if None)."""
-    return (Path(model_dir) if model_dir else default_model_dir()) / "tokenizer.json"
+    if not model_dir:
+        from .encoder import default_model_dir
+
+        model_dir = default_model_dir()
+    return Path(model_dir) / "tokenizer.json"
 
 
 def _word_level(tokenizer: Tokenizer) -> bool:
