@@ -277,7 +277,7 @@ def test_scaffold_add_version_build_and_rebuild_one_version(
     )
 
     monkeypatch.setenv("DOCMCP_PROJECT_ROOT", str(project))
-    assert main(["versions", "vdocs"]) == 0
+    assert main(["builds", "vdocs"]) == 0
     listed = capsys.readouterr().out.splitlines()
     assert listed[0].endswith("doc versions changed")
     assert [re.split(r"\s{2,}", line.strip())[-1] for line in listed[1:]] == ["1.0, 2.0", "1.0"]

@@ -163,7 +163,7 @@ def test_lake_settings_are_checked(project: Path, monkeypatch: pytest.MonkeyPatc
             with pytest.raises(ConfigError, match=error):
                 load_processing_config("lake-docs", project)
             env.setenv("DOCMCP_PROJECT_ROOT", str(project))
-            assert main(["versions", "lake-docs"]) == 2
+            assert main(["builds", "lake-docs"]) == 2
 
     monkeypatch.setenv("DOCMCP_LAKE__CATALOG", "postgres:dbname=docs host=db.example.org")
     monkeypatch.setenv("DOCMCP_LAKE__DATA_PATH", "s3://team-bucket/lake/")
@@ -196,7 +196,7 @@ def test_unreachable_catalog_fails_clearly_and_keeps_the_database(
     assert [p.name for p in config.database_path.parent.glob("*.tmp-*")] == []
 
     monkeypatch.setenv("DOCMCP_PROJECT_ROOT", str(project))
-    assert main(["versions", "down-docs"]) == 1
+    assert main(["builds", "down-docs"]) == 1
     err = capsys.readouterr().err
     assert (
         "error: cannot connect to the PostgreSQL DuckLake catalog" in err and f"port={port}" in err
@@ -250,7 +250,7 @@ def test_team_shares_history_in_postgres(
     write_docs(bob / "src", {"c.md": "# C\n\nThird page about cherries.\n"})
     scaffold("team-docs", str(bob / "src"), "md", root=bob)
     versions = subprocess.run(
-        [str(REPO / ".venv" / "bin" / "docbuild"), "versions", "team-docs", "--json"],
+        [str(REPO / ".venv" / "bin" / "docbuild"), "builds", "team-docs", "--json"],
         capture_output=True,
         text=True,
         env={**os.environ, "DOCMCP_PROJECT_ROOT": str(bob)},

@@ -283,7 +283,7 @@ def test_team_shares_history_in_a_bucket(
     # a persistent DuckDB secret gives the key to every DuckDB of this user, the CLI's too
     create_persistent_secret(s3, "team-bucket")
     versions = subprocess.run(
-        [str(REPO / ".venv" / "bin" / "docbuild"), "versions", "team-docs", "--json"],
+        [str(REPO / ".venv" / "bin" / "docbuild"), "builds", "team-docs", "--json"],
         capture_output=True,
         text=True,
         env={**os.environ, "DOCMCP_PROJECT_ROOT": str(bob)},

@@ -34,7 +34,7 @@ def documents(database: Path) -> set[str]:
         con.close()
 
 
-def test_versions_diff_and_rollback(project: Path, embedder):
+def test_builds_diff_and_rollback(project: Path, embedder):
     src = project / "src"
     src.mkdir()
     (src / "a.md").write_text("# A\n\nFirst page about apples.\n")
@@ -72,14 +72,14 @@ def test_versions_diff_and_rollback(project: Path, embedder):
 
     listed = tool("build_mcp.sh", "--help", root=project)
     assert "--from-snapshot" in listed.stdout
-    versions = subprocess.run(
-        [str(REPO / ".venv" / "bin" / "docbuild"), "versions", "ver-docs", "--json"],
+    builds = subprocess.run(
+        [str(REPO / ".venv" / "bin" / "docbuild"), "builds", "ver-docs", "--json"],
         capture_output=True,
         text=True,
         env={**os.environ, "DOCMCP_PROJECT_ROOT": str(project)},
         timeout=120,
     )
-    assert [v["snapshot_id"] for v in json.loads(versions.stdout)] == [first, second, third]
+    assert [v["snapshot_id"] for v in json.loads(builds.stdout)] == [first, second, third]
     diff = subprocess.run(
         [str(REPO / ".venv" / "bin" / "docbuild"), "diff", "ver-docs", str(second), str(third)],
         capture_output=True,

@@ -177,7 +177,7 @@ def _parser() -> argparse.ArgumentParser:
     )
 
     p = commands.add_parser(
-        "versions",
+        "builds",
         help="list the builds (snapshots) recorded in the server's DuckLake, with the "
         "documentation versions each changed",
     )
@@ -375,8 +375,8 @@ def main(argv: list[str] | None = None) -> int:
                 return 130
             return 0
         lake = lake_location(config)
-        if args.command == "versions":
-            print_versions(list_snapshots(lake), args.json)
+        if args.command == "builds":
+            print_builds(list_snapshots(lake), args.json)
             return 0
         if args.command == "diff":
             changes = diff_snapshots(lake, args.old, args.new)
@@ -436,7 +436,7 @@ def run_watch(args: argparse.Namespace) -> int:
     return 0
 
 
-def print_versions(snapshots: list[dict[str, object]], as_json: bool) -> None:
+def print_builds(snapshots: list[dict[str, object]], as_json: bool) -> None:
     """The builds as a table (or JSON); for a server with documentation versions, a last column
     names the doc versions each build changed."""
     if as_json:

@@ -184,7 +184,7 @@ class Build:
         if snapshot_id not in builds:
             known = ", ".join(map(str, builds)) or "none"
             raise BuildError(
-                f"no build snapshot {snapshot_id} (builds: {known}); see `docbuild versions {config.name}`"
+                f"no build snapshot {snapshot_id} (builds: {known}); see `docbuild builds {config.name}`"
             )
         info = BuildInfo.of(builds[snapshot_id]["info"])
         with self.stage("materialize"):
