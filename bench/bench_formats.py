@@ -3,7 +3,7 @@ retrieval quality.
 
 Run: .venv/bin/python bench/bench_formats.py [--only NAME ...] [--json FILE]
 
-Scaffolds each corpus of ``../shared/corpora`` with the README's tool in a throw-away project,
+Scaffolds each test corpus (``CORPORA``, see docs/testing.md) with the README's tool in a throw-away project,
 builds it cold with the pipeline that ``tools/build_mcp.sh`` runs, evaluates it with
 ``tools/eval_mcp.sh``, and prints per corpus: files, skipped files and why,
 chunks, unbalanced fences (goal 0), breadcrumb share (goal 100%), share of chunks with page

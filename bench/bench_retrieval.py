@@ -4,7 +4,7 @@ for several search settings in the same run.
 Run: .venv/bin/python bench/bench_retrieval.py [--root DIR] [--only SET ...]
          [--variant NAME=KEY:VALUE,KEY:VALUE ...] [--modes ...] [--json FILE]
 
-Each set's corpus (``../shared/corpora``) is scaffolded and built with the README's tools into the
+Each set's test corpus (``CORPORA``, see docs/testing.md) is scaffolded and built with the README's tools into the
 project ``--root`` (kept between runs: a set already built is reused, and a rebuild embeds only
 what changed). Every question set of ``tests/eval/`` is scored on its build, the development
 questions and the held-out ones (``tests/eval/heldout/``) apart. A variant sets ``search.*`` keys

@@ -1,6 +1,6 @@
 """SciFact benchmark: build a server from BEIR SciFact and score the 300 test queries.
 
-Run: .venv/bin/python bench/bench_scifact.py [--corpus ../shared/corpora/scifact] [--project DIR]
+Run: .venv/bin/python bench/bench_scifact.py [--corpus CORPORA/scifact] [--project DIR]
 
 Builds (about 8,000 chunks to embed: minutes; a rebuild in the same --project reuses the
 embedding cache), then prints nDCG@10, Recall@10/100, MRR@10 and Hit@k for keyword, vector and

@@ -3,7 +3,7 @@
 Run: .venv/bin/python bench/bench_soak.py [--clients 8] [--minutes 60] [--source NAME=FOLDER ...]
 
 It copies each source folder into a throw-away project (default: the Mojo manual and this
-repository's docs/, or two small made-up libraries when ../shared is absent), scaffolds and
+repository's docs/, or two small made-up libraries when the test corpora are absent), scaffolds and
 builds a server over each with the real model, and serves them all from one hub over HTTP. Then
 --clients clients call search (distinct queries), get_document and outline without pause for
 --minutes; halfway through, one page is added to the first library's folder and it is rebuilt

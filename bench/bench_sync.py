@@ -1,6 +1,6 @@
 """How fast a documentation site is synced, and what a resync with nothing changed costs.
 
-Serves the Python 3.11 HTML docs from ``../shared/corpora`` on 127.0.0.1 (``tests/site_server``,
+Serves the Python 3.11 HTML docs of the test corpora (``CORPORA``, see docs/testing.md) on 127.0.0.1 (``tests/site_server``,
 answering each page after ``--latency`` seconds, as a real site would) and runs
 ``docbuild sync`` as a user does, in a throw-away project:
 

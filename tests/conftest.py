@@ -16,10 +16,10 @@ CORPORA = REPO.parent / "shared" / "corpora"
 
 
 def corpus(*parts: str) -> Path:
-    """Path of a corpus under ``../shared/corpora``; skips the test when it is absent."""
+    """Path of a test corpus (``CORPORA``, see docs/testing.md); skips the test when absent."""
     path = CORPORA.joinpath(*parts)
     if not path.exists():
-        pytest.skip(f"corpus {path} not available (../shared/corpora is provided beside the repo)")
+        pytest.skip(f"corpus {path} not available (the test corpora are not in the repository)")
     return path
 
 
@@ -75,7 +75,7 @@ def project(tmp_path: Path) -> Path:
 
 
 MOJO_VERSIONS = {"25.1": "mojo-manual", "25.7": "mojo-manual-2025-11"}
-"""Two documentation versions of the Mojo manual in ../shared/corpora, oldest first."""
+"""Two documentation versions of the Mojo manual in the test corpora, oldest first."""
 MOJO_VERSIONS_INCLUDE = ["decorators/**", "structs.mdx"]
 """The pages both versions are built from (about 100 chunks, 82 texts to embed: cheap in CI)."""
 

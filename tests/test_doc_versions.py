@@ -1,6 +1,6 @@
 """Several documentation versions in one server: config, scaffold and add_version, builds that
 are incremental per version, the ``version`` column and ``build_info``, and two real versions of
-the Mojo manual (../shared/corpora)."""
+the Mojo manual (the test corpora)."""
 
 from __future__ import annotations
 

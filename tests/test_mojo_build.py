@@ -1,4 +1,4 @@
-"""End-to-end build of the Mojo manual (../shared/corpora): chunk hygiene and the database."""
+"""End-to-end build of the Mojo manual (the test corpora): chunk hygiene and the database."""
 
 import json
 from pathlib import Path

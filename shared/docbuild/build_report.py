@@ -19,7 +19,7 @@ class BuildError(RuntimeError):
 
 
 @dataclass
-class VersionReport:
+class DocVersionReport:
     """One documentation version's part of a build (a versioned server has one per version)."""
 
     label: str
@@ -36,7 +36,7 @@ class VersionReport:
     removed: int = 0
 
     @classmethod
-    def of(cls, info: dict[str, object]) -> VersionReport:
+    def of(cls, info: dict[str, object]) -> DocVersionReport:
         """The report of a version from its entry in ``build_info.versions``."""
         return cls(
             str(info["label"]),
@@ -76,10 +76,10 @@ class BuildReport:
     materialized: bool = True  # False: the served database already held this build
     hygiene: Hygiene | None = None
     snapshot: Snapshot | None = None
-    versions: list[VersionReport] = field(default_factory=list)  # empty when unversioned
+    versions: list[DocVersionReport] = field(default_factory=list)  # empty when unversioned
     default_version: str | None = None
 
-    def version(self, label: str | None) -> VersionReport | None:
+    def version(self, label: str | None) -> DocVersionReport | None:
         """The report of documentation version ``label`` (None when unversioned)."""
         return next((v for v in self.versions if v.label == label), None)
 

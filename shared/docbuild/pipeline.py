@@ -18,7 +18,7 @@ from docserve.config import SearchSettings, configured_search
 
 from docbuild.build_info import build_info
 from docbuild.build_record import save_report
-from docbuild.build_report import BuildError, BuildReport, VersionReport, log
+from docbuild.build_report import BuildError, BuildReport, DocVersionReport, log
 from docbuild.config import ProcessingConfig
 from docbuild.embedding import Embedder, EmbeddingError, make_embedder
 from docbuild.stages.chunk import chunk_documents
@@ -203,7 +203,7 @@ class Build:
             package_server(config, info)
         report.chunks, report.documents = counts["chunks"], counts["documents"]
         report.default_version = info.default_version
-        report.versions = [VersionReport.of(v) for v in info.versions]
+        report.versions = [DocVersionReport.of(v) for v in info.versions]
         save_report(asdict(report), config.work_dir)
         return report
 

@@ -6,7 +6,7 @@ import fnmatch
 from dataclasses import dataclass
 from pathlib import Path
 
-from docbuild.build_report import BuildError, BuildReport, VersionReport, labelled, log
+from docbuild.build_report import BuildError, BuildReport, DocVersionReport, labelled, log
 from docbuild.config import DocVersion, ProcessingConfig
 from docbuild.documents import FileProblem
 from docbuild.formats import DEFAULT_EXCLUDES, DEFAULT_PATTERNS
@@ -105,7 +105,7 @@ def discover_version(
     report.problems.extend(labelled(problems, version.label))
     if version.label is not None:
         report.versions.append(
-            VersionReport(
+            DocVersionReport(
                 version.label, str(source.path), source_revision(source.path), files=len(files)
             )
         )
