@@ -28,6 +28,7 @@ from docbuild.readers import read_file
 from docbuild.services.scaffold import scaffold
 from docbuild.services.sync import sync_source
 from docbuild.stages.discover import discover
+from docserve.encoder import default_model_dir
 from docserve.tokens import TokenCounter
 
 REPO = Path(__file__).resolve().parents[1]
@@ -50,7 +51,9 @@ def main() -> None:
         texts = sorted(
             {
                 c.embedding_text
-                for c in Chunker(TokenCounter(), config.chunking).chunk_documents(docs)
+                for c in Chunker(
+                    TokenCounter(default_model_dir()), config.chunking
+                ).chunk_documents(docs)
             },
             key=len,
         )

@@ -18,6 +18,7 @@ from docbuild.formats import FORMATS
 from docbuild.readers import read_file
 from docbuild.stages.discover import discover_sources
 from docbuild.util.hygiene import furniture
+from docserve.encoder import default_model_dir
 from docserve.tokens import TokenCounter
 
 MARKUP = {"shortcode", "Liquid tag", "link reference definition", "glossary link"}
@@ -28,7 +29,7 @@ def chunks_of_corpus(folder: Path, fmt: str) -> list[tuple[str, str, list[str]]]
     """(path, content, breadcrumb) of every chunk a build would make of ``folder``."""
     config = ProcessingConfig("bench", Path("."), SourceConfig(folder), format=fmt)
     files, _ = discover_sources(config)
-    chunker = Chunker(TokenCounter(), ChunkingConfig())
+    chunker = Chunker(TokenCounter(default_model_dir()), ChunkingConfig())
     rows: list[tuple[str, str, list[str]]] = []
     for file in files:
         documents, _ = read_file(file.path, file.relative, config)

@@ -34,9 +34,10 @@ def embedder():
 @pytest.fixture(scope="session")
 def counter():
     """Wordpiece counter of the default model."""
+    from docserve.encoder import default_model_dir
     from docserve.tokens import TokenCounter
 
-    return TokenCounter()
+    return TokenCounter(default_model_dir())
 
 
 def build_pages(

@@ -6,12 +6,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from docserve.tokens import TokenCounter, tokenizer_file
+from docserve.tokens import TokenCounter
 
 from docbuild.build_report import BuildReport, progress
 from docbuild.chunker import Chunk, Chunker
 from docbuild.config import ChunkingConfig, ProcessingConfig
 from docbuild.documents import Document
+from docbuild.embedding.local import model_folder
 from docbuild.util.hygiene import Hygiene, measure_hygiene
 from docbuild.util.step_cache import StepCache, content_key
 from docbuild.util.workers import ordered_map
@@ -19,7 +20,7 @@ from docbuild.util.workers import ordered_map
 _chunker: Chunker | None = None  # this process's, made by start()
 
 
-def start(model_dir: str | Path | None, config: ChunkingConfig) -> None:
+def start(model_dir: Path, config: ChunkingConfig) -> None:
     """Load the tokenizer and make this process's chunker."""
     global _chunker
     _chunker = Chunker(TokenCounter(model_dir), config)
@@ -35,7 +36,7 @@ def chunk(doc: Document) -> tuple[list[Chunk], Hygiene]:
 
 
 def chunk_all(
-    documents: list[Document], model_dir: str | Path | None, config: ChunkingConfig
+    documents: list[Document], model_dir: Path, config: ChunkingConfig
 ) -> Iterator[tuple[list[Chunk], Hygiene]]:
     """Each document's chunks and hygiene, in order, on every core when there are many."""
     return ordered_map(chunk, documents, start, (model_dir, config))
@@ -46,7 +47,7 @@ def chunk_documents(
 ) -> list[Chunk]:
     """Every document's chunks, in order; counts and hygiene go into ``report``. Chunks are
     cached by document, chunking settings and tokenizer."""
-    tokenizer = tokenizer_file(config.embedding.model_path)
+    tokenizer = model_folder(config.embedding.model_path) / "tokenizer.json"
     cache: StepCache[tuple[list[Chunk], Hygiene]] = StepCache(
         config.work_dir / "cache" / "chunks.pickle",
         [vars(config.chunking), tokenizer.read_bytes()],

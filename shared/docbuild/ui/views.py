@@ -16,7 +16,7 @@ import numpy as np
 from docserve.answers import AnswerError, Answers
 from docserve.catalog import FilterError
 from docserve.context import overlap_length
-from docserve.reading import Section, sections_of
+from docserve.reading import HeadingSpan, sections_of
 from docserve.render import Counter, breadcrumb
 from docserve.search import MODES, SearchEngine, SearchInputError, SearchResult
 
@@ -163,7 +163,7 @@ class DocumentView:
     title: str
     version: str | None
     url: str | None
-    sections: list[Section]
+    sections: list[HeadingSpan]
     chunks: list[ChunkView]
     source: str | None
     source_note: str

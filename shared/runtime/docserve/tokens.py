@@ -39,8 +39,8 @@ class TokenCounter:
     text is counted (:meth:`count`) and cut (:meth:`truncate`) without the memo, so a server
     that counts answers all day keeps no word list."""
 
-    def __init__(self, model_dir: str | Path | None = None) -> None:
-        self.path = tokenizer_file(model_dir)
+    def __init__(self, model_dir: str | Path) -> None:
+        self.path = Path(model_dir) / "tokenizer.json"
         self.tokenizer = Tokenizer.from_file(str(self.path))
         self.tokenizer.no_truncation()
         self.tokenizer.no_padding()
@@ -110,15 +110,6 @@ class TokenCounter:
             and self.tokenizer.encode(f"a{c}b", add_special_tokens=False).ids != spaced
         ]
         return re.compile("[" + re.escape("".join(joining)) + "]") if joining else None
-
-
-def tokenizer_file(model_dir: str | Path | None = None) -> Path:
-    """The ``tokenizer.json`` of a sentence-transformers folder (the default model's if None)."""
-    if not model_dir:
-        from .encoder import default_model_dir
-
-        model_dir = default_model_dir()
-    return Path(model_dir) / "tokenizer.json"
 
 
 def _word_level(tokenizer: Tokenizer) -> bool:
