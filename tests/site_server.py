@@ -44,6 +44,8 @@ class Site:
     failing: set[str] = field(default_factory=set)  # paths answering 503 (no Retry-After)
     slow: dict[str, float] = field(default_factory=dict)  # path -> seconds before answering
     delay: float = 0.0  # seconds before answering every page
+    hold_after: int | None = None  # page bodies sent before the rest wait for ``released``
+    released: threading.Event = field(default_factory=threading.Event)
     too_many: dict[str, int] = field(default_factory=dict)  # path -> 429s still to answer
     retry_after: int = 1
     hits: list[Hit] = field(default_factory=list)
@@ -64,6 +66,18 @@ class Site:
         if self.folder.resolve() not in file.parents or not file.is_file():
             return None
         return TYPES.get(file.suffix, "application/octet-stream"), file.read_bytes()
+
+    def holds(self, path: str) -> bool:
+        """Whether a request for ``path`` waits for ``released`` (``hold_after`` bodies sent)."""
+        return (
+            self.hold_after is not None
+            and path.startswith(self.mount)
+            and len(self.page_bodies()) >= self.hold_after
+        )
+
+    def page_bodies(self) -> list[str]:
+        """Pages (not robots.txt or sitemaps) the site sent a body for."""
+        return [h.path for h in self.page_hits(200) if not h.path.endswith(".xml")]
 
     def page_hits(self, status: int | None = None) -> list[Hit]:
         """Requests for pages (under the mount), answered with ``status`` if given."""
@@ -90,6 +104,8 @@ def handler(site: Site) -> type[BaseHTTPRequestHandler]:
                 site.most_in_flight = max(site.most_in_flight, site.in_flight)
             try:
                 time.sleep(site.slow.get(path, site.delay if path.startswith(site.mount) else 0))
+                if site.holds(path):
+                    site.released.wait(30)
                 hit.status = self.answer(path, hit.headers)
             finally:
                 hit.ended = time.monotonic()

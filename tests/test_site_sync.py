@@ -82,11 +82,6 @@ def manifest(project: Path) -> dict:
     return json.loads((folder(project) / ".sync.json").read_text())
 
 
-def page_bodies(site: Site) -> list[str]:
-    """Pages (not robots.txt or sitemaps) the site sent a body for."""
-    return [h.path for h in site.page_hits(200) if not h.path.endswith(".xml")]
-
-
 def test_sync_fetches_the_site_politely(project: Path, site: tuple[Site, str]):
     site_, origin = site
     # one canonical duplicate (a print view of appetite.html), one page that is not a document,
@@ -182,7 +177,7 @@ def test_resync_asks_conditionally_and_keeps_what_failed(project: Path, site: tu
     site_.hits.clear()
     again = docbuild(project, "sync", NAME)
     assert again.returncode == 0, again.stderr
-    assert page_bodies(site_) == []  # nothing changed: every page answered 304
+    assert site_.page_bodies() == []  # nothing changed: every page answered 304
     assert "0 new, 0 updated, 16 unchanged, 0 removed" in again.stdout
     assert {p.name: p.stat().st_mtime_ns for p in folder(project).glob("*.html")} == before
 
@@ -212,16 +207,19 @@ def test_resync_asks_conditionally_and_keeps_what_failed(project: Path, site: tu
 def test_an_interrupted_sync_resumes_without_fetching_again(project: Path, site: tuple[Site, str]):
     site_, origin = site
     fast(project, origin)
-    site_.delay = 0.4  # every page takes a while: the sync is stopped half-way
+    site_.hold_after = 8  # the site answers 8 pages, then holds the rest: stopped half-way
     env = {**os.environ, "DOCMCP_PROJECT_ROOT": str(project)}
     sync = subprocess.Popen(
         [DOCBUILD, "sync", NAME], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
     )
     deadline = time.monotonic() + 60
-    while len(page_bodies(site_)) < 8:
+    while len(site_.page_bodies()) < 8:
         assert time.monotonic() < deadline and sync.poll() is None
         time.sleep(0.05)
+    time.sleep(0.5)  # the pages answered are written and recorded
     sync.send_signal(signal.SIGINT)  # Ctrl-C
+    time.sleep(0.5)
+    site_.released.set()  # the requests in flight are answered; no new one is sent
     _, err = sync.communicate(timeout=30)
     assert sync.returncode == 130 and b"run it again to resume" in err, err
     assert not list(folder(project).rglob("*.part"))  # no half-written page
@@ -229,7 +227,7 @@ def test_an_interrupted_sync_resumes_without_fetching_again(project: Path, site:
     assert not record["complete"] and len(record["pages"]) >= 4
     first = {h.path for h in site_.page_hits(200)}
 
-    site_.delay = 0.0
+    site_.hold_after = None
     site_.hits.clear()
     resumed = docbuild(project, "sync", NAME)
     assert resumed.returncode == 0, resumed.stderr
