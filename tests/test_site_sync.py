@@ -210,7 +210,13 @@ def test_an_interrupted_sync_resumes_without_fetching_again(project: Path, site:
     site_.hold_after = 8  # the site answers 8 pages, then holds the rest: stopped half-way
     env = {**os.environ, "DOCMCP_PROJECT_ROOT": str(project)}
     sync = subprocess.Popen(
-        [DOCBUILD, "sync", NAME], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+        [DOCBUILD, "sync", NAME],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        # Ctrl-C reaches the sync as in a terminal, even when these tests run in a background
+        # job (whose shell ignores SIGINT, and the children inherit that)
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     deadline = time.monotonic() + 60
     while len(site_.page_bodies()) < 8:
