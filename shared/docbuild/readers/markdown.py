@@ -5,17 +5,13 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Self
 
 import yaml
 
 from docbuild.documents import Document, FileProblem, Page, title_from_path, wrap
 from docbuild.readers.commonmark import Include, sections_of
-from docbuild.readers.markdown_text import document_url
+from docbuild.readers.source import SourceReader
 from docbuild.readers.text import read_text
-
-if TYPE_CHECKING:
-    from docbuild.config import ProcessingConfig
 
 
 def split_front_matter(text: str) -> tuple[dict[str, object], str, str | None]:
@@ -39,19 +35,10 @@ def split_front_matter(text: str) -> tuple[dict[str, object], str, str | None]:
     return data, body, None
 
 
-class MarkdownReader:
+class MarkdownReader(SourceReader):
     """Parse ``.md`` files."""
 
     format = "md"
-
-    @classmethod
-    def from_config(cls, config: ProcessingConfig) -> Self:
-        """The reader set up from a build's config."""
-        return cls(config.url_base, config.url_suffix)
-
-    def __init__(self, url_base: str | None = None, url_suffix: str = "") -> None:
-        self.url_base = url_base
-        self.url_suffix = url_suffix
 
     def clean(self, body: str) -> str:
         """Hook for dialects (MDX) that need markup removed before sectioning."""
@@ -72,7 +59,7 @@ class MarkdownReader:
             problems.append(FileProblem(relative, note, skipped=False))
         body = self.clean(body)
         given = str(metadata.get("title") or "").strip() or None
-        url = document_url(self.url_base, relative, metadata, self.url_suffix)
+        url = self.url(relative, metadata)
         include = self.includer(path, relative)
         read = sections_of(body, given, title_from_path(relative), include, url)
         if read.unclosed_fence is not None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Self
 
 from docutils import nodes
 
@@ -23,12 +22,10 @@ from docbuild.documents import (
     title_from_path,
     wrap,
 )
-from docbuild.readers.markdown_text import code_words, document_url, merge_heading_only, pipe_table
+from docbuild.readers.markdown_text import code_words, merge_heading_only, pipe_table
+from docbuild.readers.source import SourceReader
 from docbuild.readers.sphinx_rst import Message, parse
 from docbuild.readers.text import read_text
-
-if TYPE_CHECKING:
-    from docbuild.config import ProcessingConfig
 
 MAX_NOTES = 3
 AUTO_ID = re.compile(r"id\d+")
@@ -317,19 +314,10 @@ def first_title(document: nodes.document) -> str | None:
     return plain(section[0]) if section is not None and len(section) else None
 
 
-class RstReader:
+class RstReader(SourceReader):
     """Parse ``.rst``/``.rest`` files (Sphinx sources in particular)."""
 
     format = "rst"
-
-    @classmethod
-    def from_config(cls, config: ProcessingConfig) -> Self:
-        """The reader set up from a build's config."""
-        return cls(config.url_base, config.url_suffix)
-
-    def __init__(self, url_base: str | None = None, url_suffix: str = "") -> None:
-        self.url_base = url_base
-        self.url_suffix = url_suffix
 
     def read(self, path: Path, relative: str) -> tuple[list[Document], list[FileProblem]]:
         """Read one file; returns its document and any best-effort notes."""
@@ -339,7 +327,7 @@ class RstReader:
         named = first_title(document)
         title = named or title_from_path(relative)
         sections = merge_heading_only(MarkdownWriter(document).sections(title))
-        url = document_url(self.url_base, relative, {}, self.url_suffix)
+        url = self.url(relative)
         page = Page(sections, named, url, context.synopsis, dependencies=context.dependencies)
         doc = wrap(page, relative)
         if not doc.sections:

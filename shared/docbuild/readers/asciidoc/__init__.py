@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Self
 
 from docbuild.documents import Document, FileProblem, Page, Section, SkipFile, title_from_path, wrap
 from docbuild.readers.asciidoc.blocks import BlockReader, Event, Heading
@@ -43,11 +42,9 @@ from docbuild.readers.asciidoc.preprocess import (
     source_root,
 )
 from docbuild.readers.asciidoc.syntax import ATTRIBUTE_LIST, BLOCK_ANCHOR, ONE_LINE_TITLE
-from docbuild.readers.markdown_text import document_url, merge_heading_only
+from docbuild.readers.markdown_text import merge_heading_only
+from docbuild.readers.source import SourceReader
 from docbuild.readers.text import read_text
-
-if TYPE_CHECKING:
-    from docbuild.config import ProcessingConfig
 
 
 def _anchor_titles(lines: list[str], context: Context) -> dict[str, str]:
@@ -113,19 +110,10 @@ def build_sections(events: list[Event], title: str, named: bool) -> list[Section
     return merge_heading_only(sections)
 
 
-class AsciidocReader:
+class AsciidocReader(SourceReader):
     """Parse AsciiDoc files (git's documentation among them)."""
 
     format = "asciidoc"
-
-    @classmethod
-    def from_config(cls, config: ProcessingConfig) -> Self:
-        """The reader set up from a build's config."""
-        return cls(config.url_base, config.url_suffix)
-
-    def __init__(self, url_base: str | None = None, url_suffix: str = "") -> None:
-        self.url_base = url_base
-        self.url_suffix = url_suffix
 
     def read(self, path: Path, relative: str) -> tuple[list[Document], list[FileProblem]]:
         """Read one file (with what it includes); a fragment others include is skipped."""
@@ -158,6 +146,6 @@ class AsciidocReader:
         sections = build_sections(events, title, named=blocks.title is not None)
         notes = reader.problems + blocks.problems
         problems = [FileProblem(relative, summarize(notes), skipped=False)] if notes else []
-        url = document_url(self.url_base, relative, {}, self.url_suffix)
+        url = self.url(relative)
         page = Page(sections, blocks.title, url, dependencies=sorted(reader.dependencies))
         return ([wrap(page, relative)] if sections else []), problems
