@@ -77,9 +77,11 @@ Include = Callable[[str], str | None]
 def parser() -> MarkdownIt:
     """The parser: CommonMark with tables, strikethrough, front matter, definition lists,
     footnotes, shortcodes, Liquid tags and admonitions; HTML recognised (so that its tags can be
-    dropped)."""
+    dropped). Every link is parsed as a link, whatever its scheme: the writer keeps only
+    ``http(s)`` targets, so ``[x](javascript:...)`` reads as ``x``, never as link syntax."""
     md = MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"])
     md.use(front_matter_plugin).use(deflist_plugin).use(footnote_plugin).use(site_markup_plugin)
+    md.validateLink = lambda url: True
     return md
 
 
@@ -251,16 +253,18 @@ class Writer:
     def link_target(self, href: str) -> str | None:
         """The URL a link keeps: an absolute one as it is, a link to another page of the site
         made absolute against the page's URL when it has one; None (the link reads as its
-        text) otherwise, and for a glossary link ``(g)`` or a link within the page."""
+        text) otherwise, for a glossary link ``(g)`` or a link within the page, and for any URL
+        that is not ``http(s)`` (``javascript:``, ``data:``, ``mailto:``)."""
         if href.startswith(("http://", "https://")):
             return href
-        if not self.page_url or href in ("", "g") or href.startswith(("#", "mailto:")):
+        if not self.page_url or href in ("", "g") or href.startswith("#"):
             return None
         path, sep, anchor = href.partition("#")
         stem, dot, extension = path.rpartition(".")
         if dot and extension.lower() in ("md", "mdx", "markdown"):  # a link to a source file
             path = stem.removesuffix("_index").removesuffix("index")
-        return urljoin(self.page_url, path) + sep + anchor
+        target = urljoin(self.page_url, path) + sep + anchor
+        return target if target.startswith(("http://", "https://")) else None
 
     def inline(self, children: list[Token]) -> str:
         """Inline tokens as Markdown text (see the module doc for links and images)."""

@@ -22,6 +22,7 @@ import lxml.html
 from lxml.html import HtmlElement
 
 from docbuild.documents import Document, FileProblem, Page, Section, SkipFile, title_from_path, wrap
+from docbuild.links import url_of_path
 from docbuild.readers.markdown_text import code_words, fenced, merge_heading_only, pipe_table
 from docbuild.readers.text import read_text
 
@@ -583,7 +584,7 @@ class HtmlReader:
         sections = sections_of(items, title)
         if not sections:
             raise SkipFile("no text in the page's main content")
-        url = f"{self.url_base.rstrip('/')}/{relative}" if self.url_base else None
+        url = url_of_path(self.url_base, relative) if self.url_base else None
         return [wrap(Page(sections, named or None, url), relative)], []
 
     @staticmethod

@@ -8,6 +8,7 @@ from typing import Self
 
 from docbuild.config import JsonlConfig, ProcessingConfig
 from docbuild.documents import Document, FileProblem, Page, Section, wrap
+from docbuild.links import url_of_path
 from docbuild.readers.text import read_text
 
 
@@ -68,8 +69,9 @@ class JsonlReader:
             return None, f"no {self.fields.text_field!r} or {self.fields.title_field!r}"
         doc_id = str(doc_id)
         title = title or doc_id
-        url = record.get(self.fields.url_field) or (
-            f"{self.url_base.rstrip('/')}/{doc_id}" if self.url_base else None
-        )
+        given = record.get(self.fields.url_field)
+        url = given if isinstance(given, str) and given.strip() else None
+        if url is None and self.url_base:
+            url = url_of_path(self.url_base, doc_id)
         page = Page([Section([title], text or title)], title, url, document_id=doc_id)
         return wrap(page, relative), ""

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import yaml
 
+from docbuild.confine import inside, refused_include, source_root
 from docbuild.documents import Document, FileProblem, Page, title_from_path, wrap
 from docbuild.readers.commonmark import Include, sections_of
 from docbuild.readers.source import SourceReader
@@ -75,20 +76,25 @@ class MarkdownReader(SourceReader):
             self.read_includes,
         )
         doc = wrap(page, relative)
-        return ([doc] if doc.sections else []), problems
+        return ([doc] if doc.sections else []), problems + self.refused
 
     def includer(self, path: Path | None, relative: str) -> Include | None:
-        """Reads the files a page includes (Hugo's ``include``), from the source folder's root."""
+        """Reads the files a page includes (Hugo's ``include``), from the source folder's root;
+        an include that leads out of it is refused and reported."""
         self.read_includes: list[str] = []
+        self.refused: list[FileProblem] = []
         if path is None or not relative or not str(path).endswith(relative):
             return None
-        root = Path(str(path)[: -len(relative)] or ".").resolve()
+        root = source_root(path, relative)
 
         def read(name: str) -> str | None:
-            target = (root / name.lstrip("/")).resolve()
-            if root not in target.parents or not target.is_file():
+            target = root / name.lstrip("/")
+            if not inside(root, target):
+                self.refused.append(refused_include(relative, name))
                 return None
-            self.read_includes.append(str(target))
+            if not target.is_file():
+                return None
+            self.read_includes.append(str(target.resolve()))
             try:
                 return read_text(target)
             except (OSError, ValueError):

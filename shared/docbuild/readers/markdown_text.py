@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from docbuild.documents import Section
+from docbuild.links import url_of_path
 
 FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
 ATX_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$")
@@ -203,10 +204,9 @@ def document_url(
     """
     if not url_base:
         return None
-    base = url_base.rstrip("/")
     slug = metadata.get("slug")
     if isinstance(slug, str) and slug.startswith("/"):
-        return base + slug
+        return url_of_path(url_base, slug)
     stem = (
         str(PurePosixPath(relative).with_suffix(""))
         if "." in PurePosixPath(relative).name
@@ -215,7 +215,7 @@ def document_url(
     if isinstance(slug, str) and slug:
         stem = f"{stem.rsplit('/', 1)[0]}/{slug}" if "/" in stem else slug
     if suffix:
-        return f"{base}/{stem}{suffix}"
+        return url_of_path(url_base, stem + suffix)
     if stem == "index" or stem.endswith("/index") or stem.endswith("/_index"):
         stem = stem.rsplit("index", 1)[0].rstrip("_").rstrip("/")
-    return f"{base}/{stem}".rstrip("/")
+    return url_of_path(url_base, stem).rstrip("/")

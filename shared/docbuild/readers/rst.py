@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from docutils import nodes
 
+from docbuild.confine import refused_include, source_root
 from docbuild.documents import (
     Document,
     FileProblem,
@@ -322,8 +323,7 @@ class RstReader(SourceReader):
     def read(self, path: Path, relative: str) -> tuple[list[Document], list[FileProblem]]:
         """Read one file; returns its document and any best-effort notes."""
         text = read_text(path)
-        root = path.absolute().parents[len(PurePosixPath(relative).parts) - 1]
-        document, messages, context = parse(text, path, root)
+        document, messages, context = parse(text, path, source_root(path, relative))
         named = first_title(document)
         title = named or title_from_path(relative)
         sections = merge_heading_only(MarkdownWriter(document).sections(title))
@@ -336,4 +336,5 @@ class RstReader(SourceReader):
                 if context.has_toctree
                 else "no text content"
             )
-        return [doc], best_effort(relative, messages)
+        refused = [refused_include(relative, target) for target in context.refused]
+        return [doc], best_effort(relative, messages) + refused

@@ -25,6 +25,8 @@ from docutils.parsers.rst.directives.misc import Include, adapt_path
 from docutils.parsers.rst.states import Inliner
 from docutils.transforms.references import Footnotes, PropagateTargets
 
+from docbuild.confine import inside
+
 Message = tuple[int | None, str]
 """A parser note: (line, text)."""
 
@@ -48,6 +50,7 @@ class SphinxContext:
     classes: list[str] = field(default_factory=list)
     has_toctree: bool = False
     dependencies: list[str] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)  # includes that lead out of the root
     synopsis: str | None = None  # the page's module's one-line description
 
 
@@ -200,12 +203,14 @@ class ProductionList(SphinxDirective):
 
 
 def resolve(directive: Directive, argument: str) -> tuple[Path | None, str | None]:
-    """The file an include names, or why it cannot be read (outside the source folder, absent)."""
+    """The file an include names, or why it cannot be read (absent; one outside the source
+    folder is recorded as refused, with no note of its own)."""
     document = directive.state.document
     target = Path(adapt_path(argument, document.current_source, document.settings.root_prefix))
+    if not inside(document.settings.sphinx.root, target):
+        document.settings.sphinx.refused.append(argument)
+        return None, None
     target = target.resolve()
-    if not target.is_relative_to(document.settings.sphinx.root):
-        return None, f'"{argument}" is outside the source folder; not read'
     if not target.is_file():
         return None, f'"{argument}" not found'
     document.settings.sphinx.dependencies.append(str(target))
@@ -222,7 +227,8 @@ class SafeInclude(Include):
         if not argument.startswith("<"):
             target, problem = resolve(self, argument)
             if target is None:
-                self.state.document.reporter.warning(f"include {problem}", line=self.lineno)
+                if problem:
+                    self.state.document.reporter.warning(f"include {problem}", line=self.lineno)
                 return []
         settings = self.state.document.settings
         settings.file_insertion_enabled = True
@@ -245,7 +251,8 @@ class LiteralInclude(SphinxDirective):
         argument = self.arguments[0]
         target, problem = resolve(self, argument)
         if target is None:
-            self.note(f"literalinclude {problem}")
+            if problem:
+                self.note(f"literalinclude {problem}")
             note = f"(example file {argument} is not included here)"
             return [nodes.paragraph(note, note)]
         text = target.read_text(encoding=self.options.get("encoding", "utf-8"), errors="replace")

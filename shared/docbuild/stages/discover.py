@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import fnmatch
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from docbuild.build_report import BuildError, BuildReport, DocVersionReport, labelled, log
 from docbuild.config import DocVersion, ProcessingConfig
+from docbuild.confine import DANGLING, OUTSIDE, inside, shown
 from docbuild.documents import FileProblem
 from docbuild.formats import DEFAULT_EXCLUDES, DEFAULT_PATTERNS
 from docbuild.services.sync import source_revision, sync_source
@@ -31,6 +33,45 @@ def _matches(relative: str, patterns: list[str]) -> bool:
     )
 
 
+def _walk(root: Path, excluded: list[str]) -> tuple[list[tuple[Path, str]], list[FileProblem]]:
+    """Every file under ``root`` with its relative path, following folder links that stay inside
+    it (each real folder once); links that lead out of it, or nowhere, are reported instead."""
+    real_root = Path(os.path.realpath(root))
+    found: list[tuple[Path, str]] = []
+    problems: list[FileProblem] = []
+    visited: set[str] = set()
+    for folder, dirs, names in os.walk(root, followlinks=True):
+        visited.add(os.path.realpath(folder))
+        keep = []
+        for name in sorted(dirs):
+            path = Path(folder, name)
+            relative = path.relative_to(root).as_posix()
+            if _matches(relative, excluded) or _matches(f"{relative}/-", excluded):
+                continue
+            if path.is_symlink() and not inside(real_root, path):
+                problems.append(FileProblem(f"{shown(relative)}/", f"folder link {OUTSIDE}"))
+            elif os.path.realpath(path) not in visited:
+                keep.append(name)
+        dirs[:] = keep
+        found += [
+            (Path(folder, name), Path(folder, name).relative_to(root).as_posix()) for name in names
+        ]
+    return found, problems
+
+
+def _refusal(path: Path, relative: str, root: Path) -> str | None:
+    """Why the file at ``path`` must not be read, if it must not."""
+    if not os.path.exists(path):
+        return DANGLING if path.is_symlink() else "disappeared while the folder was read"
+    if not inside(root, path):
+        return f"file link {OUTSIDE}"
+    try:
+        relative.encode("utf-8")
+    except UnicodeEncodeError:
+        return "its name is not valid UTF-8; rename the file to read it"
+    return None
+
+
 def discover(
     root: Path,
     include: list[str] | None = None,
@@ -39,29 +80,33 @@ def discover(
     max_file_bytes: int = 20_000_000,
     max_depth: int = 32,
 ) -> tuple[list[SourceFile], list[FileProblem]]:
-    """List the files under ``root`` (or ``root`` itself when it is a file), sorted by path."""
+    """List the files under ``root`` (or ``root`` itself when it is a file), sorted by path.
+    Nothing whose real path lies outside ``root`` is listed: such links are reported."""
     if not root.exists():
         raise FileNotFoundError(f"source path does not exist: {root}")
     include = include or DEFAULT_PATTERNS[fmt]
     excluded = ALWAYS_EXCLUDED + DEFAULT_EXCLUDES.get(fmt, []) + list(exclude or [])
-    if root.is_file():
-        candidates = [root]
-        base = root.parent
-    else:
-        candidates = [p for p in root.rglob("*") if p.is_file() or p.is_symlink()]
-        base = root
-    files: dict[Path, SourceFile] = {}
     problems: list[FileProblem] = []
-    for path in sorted(candidates):
-        relative = path.relative_to(base).as_posix()
+    if root.is_file():
+        real = Path(os.path.realpath(root))  # one file chosen by name: read where it lies
+        candidates, base = [(real, real.name)], real.parent
+    else:
+        candidates, problems = _walk(root, excluded)
+        base = root
+    files: dict[str, SourceFile] = {}  # by real path: a file linked twice is read once
+    real_base = os.path.realpath(base)
+    for path, relative in sorted(candidates, key=lambda c: c[1]):
         if root.is_dir() and (not _matches(relative, include) or _matches(relative, excluded)):
             continue
         if relative.count("/") >= max_depth:
-            problems.append(FileProblem(relative, f"deeper than max_depth={max_depth}"))
+            problems.append(FileProblem(shown(relative), f"deeper than max_depth={max_depth}"))
+            continue
+        refusal = _refusal(path, relative, base)
+        if refusal:
+            problems.append(FileProblem(shown(relative), refusal))
             continue
         try:
-            resolved = path.resolve(strict=True)
-            size = resolved.stat().st_size
+            size = path.stat().st_size
         except OSError as exc:
             problems.append(FileProblem(relative, f"cannot read file: {exc.strerror or exc}"))
             continue
@@ -70,7 +115,9 @@ def discover(
                 FileProblem(relative, f"larger than max_file_bytes ({size:,} > {max_file_bytes:,})")
             )
             continue
-        files.setdefault(resolved, SourceFile(path, relative))
+        real = os.path.realpath(path)
+        if real not in files or real == os.path.join(real_base, relative):  # its own name wins
+            files[real] = SourceFile(path, relative)
     return sorted(files.values(), key=lambda f: f.relative), problems
 
 

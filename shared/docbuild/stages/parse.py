@@ -10,6 +10,7 @@ from pathlib import Path
 from docbuild.build_report import BuildReport, labelled, progress
 from docbuild.config import DocVersion, ProcessingConfig
 from docbuild.documents import Document, FileProblem, SkipFile
+from docbuild.links import drop_unsafe_urls, is_safe_url
 from docbuild.readers import read_file
 from docbuild.site.manifest import page_urls
 from docbuild.stages.discover import SourceFile
@@ -56,6 +57,7 @@ def parse(job: tuple[SourceFile, DocVersion]) -> Parsed:
         return Parsed.of([], [FileProblem(file.relative, str(exc))], exc.dependencies)
     except Exception as exc:  # a parser bug must not sink the whole build
         return Parsed([], [FileProblem(file.relative, f"could not be parsed: {exc!r}")])
+    problems += drop_unsafe_urls(docs, file.relative)
     if not docs and not problems:
         problems = [FileProblem(file.relative, "no text content")]
     if version.label is not None:
@@ -122,7 +124,7 @@ def parse_versions(
                 continue
             seen.add(doc.document_id)
             url = live_urls.get(version.label, {}).get(file.relative)
-            documents.append(replace(doc, url=url) if url else doc)
+            documents.append(replace(doc, url=url) if url and is_safe_url(url) else doc)
             if counts is not None:
                 counts.documents += 1
     cache.save()

@@ -32,6 +32,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from docbuild.confine import refused_include, source_root
 from docbuild.documents import Document, FileProblem, Page, Section, SkipFile, title_from_path, wrap
 from docbuild.readers.asciidoc.blocks import BlockReader, Event, Heading
 from docbuild.readers.asciidoc.inline import Context, inline, underline_level
@@ -39,7 +40,6 @@ from docbuild.readers.asciidoc.preprocess import (
     Preprocessor,
     fragment_includers,
     mail_header,
-    source_root,
 )
 from docbuild.readers.asciidoc.syntax import ATTRIBUTE_LIST, BLOCK_ANCHOR, ONE_LINE_TITLE
 from docbuild.readers.markdown_text import merge_heading_only
@@ -131,7 +131,7 @@ class AsciidocReader(SourceReader):
         """Parse AsciiDoc ``text`` read from ``path`` (includes resolve next to it)."""
         lines = text.split("\n")
         skip, abstract = mail_header(lines)
-        reader = Preprocessor(attributes={})
+        reader = Preprocessor(attributes={}, root=source_root(path, relative))
         reader.read("\n".join([""] * skip + lines[skip:]), path.resolve(), relative)
         reader.finish()
         anchors = _anchor_titles(reader.lines, Context(dict(reader.attributes)))
@@ -146,6 +146,7 @@ class AsciidocReader(SourceReader):
         sections = build_sections(events, title, named=blocks.title is not None)
         notes = reader.problems + blocks.problems
         problems = [FileProblem(relative, summarize(notes), skipped=False)] if notes else []
+        problems += [refused_include(relative, target) for target in reader.refused]
         url = self.url(relative)
         page = Page(sections, blocks.title, url, dependencies=sorted(reader.dependencies))
         return ([wrap(page, relative)] if sections else []), problems

@@ -10,8 +10,9 @@ import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
+from docbuild.confine import inside
 from docbuild.documents import SkipFile
 from docbuild.readers.asciidoc.syntax import (
     ATTRIBUTE_ENTRY,
@@ -63,10 +64,12 @@ class Preprocessor:
     """Expands includes and conditionals; collects attribute entries and problems."""
 
     attributes: dict[str, str]
+    root: Path  # the source folder: an include that leads out of it is refused
     lines: list[str] = field(default_factory=list)
     origins: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     dependencies: set[str] = field(default_factory=set)
+    refused: list[str] = field(default_factory=list)  # includes that lead out of the root
     conditions: list[tuple[bool, str]] = field(default_factory=list)
 
     def read(self, text: str, path: Path, name: str, stack: tuple[Path, ...] = ()) -> None:
@@ -127,7 +130,9 @@ class Preprocessor:
         target = ATTRIBUTE_REF.sub(lambda m: self.attributes.get(m["name"].lower(), m[0]), target)
         found, tried = resolve_include(path.parent, target)
         self.dependencies.update(str(p) for p in tried)
-        if found is None:
+        if found is not None and not inside(self.root, found):
+            self.refused.append(target)
+        elif found is None:
             self.problems.append(f"include {target} not found ({where})")
         elif found in stack:
             self.problems.append(f"include cycle: {target} ({where}) is already being read")
@@ -160,14 +165,16 @@ Stamps = tuple[tuple[str, int, int], ...]
 _FRAGMENTS: dict[tuple[Path, tuple[str, ...]], tuple[Stamps, dict[Path, list[Path]]]] = {}
 
 
-def _tree_stamps(folder: str, suffixes: tuple[str, ...]) -> Iterator[tuple[str, int, int]]:
+def _tree_stamps(
+    root: Path, folder: str, suffixes: tuple[str, ...]
+) -> Iterator[tuple[str, int, int]]:
     """(path, mtime, size) of every file under ``folder`` with one of ``suffixes``, hidden
-    folders left out."""
+    folders and links out of ``root`` left out."""
     with os.scandir(folder) as entries:
         for entry in sorted(entries, key=lambda e: e.name):
             if entry.is_dir(follow_symlinks=False) and not entry.name.startswith("."):
-                yield from _tree_stamps(entry.path, suffixes)
-            elif entry.name.endswith(suffixes) and entry.is_file():
+                yield from _tree_stamps(root, entry.path, suffixes)
+            elif entry.name.endswith(suffixes) and entry.is_file() and inside(root, Path(entry)):
                 info = entry.stat()
                 yield entry.path, info.st_mtime_ns, info.st_size
 
@@ -217,17 +224,9 @@ def fragment_includers(root: Path, path: Path) -> list[Path]:
     scanned; the scan is cached per root and made again when any of those files changes.
     """
     key = (root, tuple(sorted({*SUFFIXES, path.suffix})))
-    signature = tuple(_tree_stamps(str(root), key[1]))
+    signature = tuple(_tree_stamps(root, str(root), key[1]))
     cached = _FRAGMENTS.get(key)
     if cached is None or cached[0] != signature:
         cached = (signature, _scan([Path(p) for p, _, _ in signature]))
         _FRAGMENTS[key] = cached
     return sorted(cached[1].get(path.resolve(), []))
-
-
-def source_root(path: Path, relative: str) -> Path:
-    """The folder ``relative`` is relative to."""
-    root = path
-    for _ in PurePosixPath(relative).parts:
-        root = root.parent
-    return root
