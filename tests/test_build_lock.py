@@ -190,10 +190,8 @@ def test_the_lock_of_a_killed_build_blocks_nothing(project: Path, config: Proces
     holder.send_signal(signal.SIGKILL)
     holder.wait(30)
     assert lock_file.read_text() == f"{holder.pid}\n"  # the dead holder's pid is still written
-    began = time.monotonic()
-    with build_lock(config.work_dir, NAME):
+    with build_lock(config.work_dir, NAME):  # taken at once: a held lock would raise
         assert lock_file.read_text() == f"{os.getpid()}\n"
-    assert time.monotonic() - began < 1.0
     assert lock_file.read_text() == ""
 
 

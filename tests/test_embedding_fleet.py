@@ -149,13 +149,11 @@ def test_requests_are_spread_over_the_fleet_with_concurrency_in_flight(embedder)
         urls = [f"http://127.0.0.1:{e.port}/v1" for e in (a, b)]
         remote = fleet(*urls, concurrency=4, batch_size=2)
         remote.check()
-        start = time.monotonic()
         vectors = remote.embed_batch(texts)
-        elapsed = time.monotonic() - start
-    # 8 requests of 0.25 s, 4 at a time, two on each server: about 0.5 s; one at a time: over 2 s
+    # 8 requests of 0.25 s, 4 at a time: each server holds two at once (counted by the server,
+    # not timed, so a busy machine cannot fail it)
     assert a.most_held == b.most_held == 2
     assert sum(e.batches for e in remote.endpoints) == 8
-    assert elapsed < 8 * 0.25, elapsed
     local = embedder.embed_batch(texts)
     assert rowwise_cosine(vectors, local).min() > 0.999
     assert (np.argmax(vectors @ local.T, axis=1) == np.arange(len(texts))).all()  # in order
