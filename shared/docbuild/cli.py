@@ -36,7 +36,7 @@ from docbuild.services import ask
 from docbuild.services.client_config import CLIENTS, INSTALLS, client_config
 from docbuild.services.doc_versions import add_version
 from docbuild.services.scaffold import ScaffoldError, scaffold
-from docbuild.services.sync import NothingToSync, SyncError, sync_source
+from docbuild.services.sync import NothingToSync, SyncError, SyncIncomplete, sync_source
 from docbuild.stages.snapshot import diff_snapshots, lake_location, list_snapshots
 from docbuild.util.build_lock import BuildLocked
 
@@ -142,6 +142,18 @@ def _parser() -> argparse.ArgumentParser:
         help="fill source-documentation/NAME (or NAME/LABEL per version) from git or a site",
     )
     p.add_argument("name")
+    p.add_argument(
+        "--verbose",
+        "-v",
+        action="store_true",
+        help="list every URL (or link) not kept, with the reason, not only the first failures",
+    )
+    p.add_argument(
+        "--retry-refused",
+        action="store_true",
+        help="ask again about pages an earlier sync refused for good (too large, a redirect "
+        "loop), without waiting for their week to pass",
+    )
 
     p = commands.add_parser("build", help="build servers/NAME/runtime/NAME.db")
     p.add_argument("name")
@@ -368,12 +380,7 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         config = load_processing_config(args.name)
         if args.command == "sync":
-            try:
-                run_sync(config)
-            except KeyboardInterrupt:
-                print("sync stopped; run it again to resume where it stopped", file=sys.stderr)
-                return 130
-            return 0
+            return sync_command(config, args.verbose, args.retry_refused)
         lake = lake_location(config)
         if args.command == "builds":
             print_builds(list_snapshots(lake), args.json)
@@ -399,20 +406,51 @@ def main(argv: list[str] | None = None) -> int:
         return 1
 
 
-def run_sync(config: ProcessingConfig) -> None:
-    """``docbuild sync``: every git or site source of the server (each such version of a
-    versioned one); a local folder is read in place, so it says there is nothing to sync."""
+def sync_command(config: ProcessingConfig, verbose: bool, retry_refused: bool) -> int:
+    """``docbuild sync``, stopped by Ctrl-C or SIGTERM alike: what was fetched is saved, and
+    the exit code is 128 + the signal's number."""
+    signals: list[int] = []
+
+    def stop(signum: int, frame: object) -> None:
+        signals.append(signum)
+        raise KeyboardInterrupt
+
+    before = signal.signal(signal.SIGTERM, stop)
+    try:
+        return run_sync(config, verbose, retry_refused)
+    except KeyboardInterrupt:
+        print(
+            "sync stopped; what it fetched is kept: run it again to resume where it stopped",
+            file=sys.stderr,
+        )
+        return 128 + (signals[0] if signals else signal.SIGINT)
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
+def run_sync(config: ProcessingConfig, verbose: bool = False, retry_refused: bool = False) -> int:
+    """Sync every git or site source of the server (each such version of a versioned one); a
+    local folder is read in place, so it says there is nothing to sync. Returns 1 when a sync
+    stopped early or pages failed (its summary is printed all the same), else 0."""
+    code = 0
     for version in config.doc_versions():
+        which = f"version {version.label}: " if version.label else ""
         try:
-            summary = sync_source(version.config, version.label)
+            summary = sync_source(version.config, version.label, verbose, retry_refused)
         except NothingToSync as exc:
             print(exc)
+            continue
+        except SyncIncomplete as exc:
+            print(which + exc.summary)
+            print(f"error: {which}{exc.problem}", file=sys.stderr)
+            code = 1
             continue
         except SyncError as exc:
             if version.label is None:
                 raise
             raise SyncError(f"version {version.label}: {exc}") from None
-        print(f"version {version.label}: {summary}" if version.label else summary)
+        print(which + summary)
+    return code
 
 
 def duration(text: str) -> float:

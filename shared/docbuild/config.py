@@ -7,11 +7,13 @@ and any environment variable. Any key can be overridden from the environment wit
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from docserve.folder import ServerFolder, underscored
 from docserve.settings import SettingsError, load_yaml
@@ -69,7 +71,18 @@ def server_root(name: str, root: Path | None = None) -> Path:
     return (root or project_root()) / "servers" / name
 
 
-SITE_URL = re.compile(r"^https?://[^/\s?#]+(?:[/?#]\S*)?$", re.IGNORECASE)
+MAX_FILE_BYTES = 20_000_000
+"""``max_file_bytes``: files larger than this are left out of a build, and pages larger than
+this are not kept by a site sync (one limit for both)."""
+
+
+HOST_NAME = re.compile(r"^[\w.-]+$")
+"""Letters (any script), digits, ``-``, ``.`` and ``_``: a host name or an IPv4 address."""
+
+
+def _whole(value: object, least: int) -> bool:
+    """Whether ``value`` is a whole number (not a bool) of at least ``least``."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= least
 
 
 @dataclass
@@ -79,25 +92,36 @@ class CrawlConfig:
     include: list[str] = field(default_factory=list)  # globs over page paths; empty: every page
     exclude: list[str] = field(default_factory=list)
     max_pages: int = 5000
+    max_link_depth: int = 20  # links followed from the start page, at most (a link trap's guard)
+    max_query_variants: int = 100  # URLs of one path that differ only by their query string
     stay_under: str | None = None  # a URL prefix; None: the start URL's folder
     requests_per_second: float = 4.0  # per host; robots.txt's Crawl-delay can only slow it down
     max_in_flight: int = 4  # requests at once per host
     timeout: float = 30.0  # seconds without progress before a request is given up
+    deadline: float = 120.0  # seconds a request may take in all, its body included
     retries: int = 3  # after a 429, a 5xx, a timeout or a dropped connection
 
     def check(self, where: str) -> None:
         """Raise :class:`ConfigError` (naming ``where``) unless every setting is usable."""
         numbers = {
-            "max_pages": self.max_pages,
             "requests_per_second": self.requests_per_second,
-            "max_in_flight": self.max_in_flight,
             "timeout": self.timeout,
+            "deadline": self.deadline,
         }
         for key, value in numbers.items():
             if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
                 raise ConfigError(f"{where}.{key} must be a positive number, not {value!r}")
-        if isinstance(self.retries, bool) or not isinstance(self.retries, int) or self.retries < 0:
-            raise ConfigError(f"{where}.retries must be a whole number ≥ 0, not {self.retries!r}")
+        counts = {
+            "max_pages": (self.max_pages, 1),
+            "max_in_flight": (self.max_in_flight, 1),
+            "max_link_depth": (self.max_link_depth, 0),
+            "max_query_variants": (self.max_query_variants, 0),
+            "retries": (self.retries, 0),
+        }
+        for key, (value, least) in counts.items():
+            if not _whole(value, least):
+                kind = "a positive whole number" if least else "a whole number ≥ 0"
+                raise ConfigError(f"{where}.{key} must be {kind}, not {value!r}")
         for key in ("include", "exclude"):
             patterns = getattr(self, key)
             if not isinstance(patterns, list) or not all(isinstance(p, str) for p in patterns):
@@ -107,13 +131,61 @@ class CrawlConfig:
 
 
 def check_site_url(url: object, where: str) -> str:
-    """``url`` if it is an absolute http(s) URL; else :class:`ConfigError` saying so."""
-    if not isinstance(url, str) or not SITE_URL.match(url.strip()):
-        raise ConfigError(
-            f"{where}: {url!r} is not an http(s) URL: give the address of a documentation page, "
-            "for example https://docs.example.org/guide/"
+    """``url`` (stripped) if a site can be synced from it; else :class:`ConfigError` saying
+    what is wrong with it and what to give instead."""
+    text = url.strip() if isinstance(url, str) else ""
+    problem = site_url_problem(text)
+    if problem:
+        raise ConfigError(f"{where}: {url!r} {problem}")
+    return text
+
+
+def site_url_problem(url: str) -> str | None:
+    """What makes ``url`` unusable as a site's address (the whole URL is checked: scheme, host,
+    port, brackets around an IPv6 address, no credentials); None when it is usable."""
+    example = (
+        "give the address of a documentation page, for example https://docs.example.org/guide/"
+    )
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # an unclosed [ of an IPv6 address
+        return f"is not a valid URL: {example}"
+    scheme = parts.scheme.lower()
+    if scheme == "file":
+        return (
+            "is a local path: a folder on this machine is read in place, so give it as "
+            "--source PATH (source.path in the configuration) instead"
         )
-    return url.strip()
+    if scheme not in ("http", "https") or not parts.netloc:
+        return f"is not an http(s) URL: {example}"
+    if any(c.isspace() for c in url):
+        return "contains white space: write a space as %20"
+    if "@" in parts.netloc:
+        return (
+            "holds credentials (user:password@): they would be written into the configuration "
+            "and sent to every page; give the address without them"
+        )
+    host = parts.netloc.rsplit("]", 1)[-1] if parts.netloc.startswith("[") else parts.netloc
+    if not parts.netloc.startswith("[") and host.count(":") > 1:
+        return "has an IPv6 address without brackets: write it as http://[::1]:8080/"
+    if not parts.hostname:
+        return f"has no host name: {example}"
+    if parts.netloc.startswith("["):
+        try:
+            ipaddress.IPv6Address(parts.hostname)
+        except ValueError:
+            return f"has {parts.hostname!r} in brackets, which is not an IPv6 address"
+    elif not HOST_NAME.match(parts.hostname):
+        return f"has an invalid host name ({parts.hostname}): {example}"
+    try:
+        port = parts.port
+    except ValueError:
+        port = -1
+    if port is not None and not 0 < port < 65536:
+        return (
+            f"has an invalid port ({host.rpartition(':')[2]}): a port is a number from 1 to 65535"
+        )
+    return None
 
 
 @dataclass
@@ -394,7 +466,7 @@ class ProcessingConfig:
     format: str = "auto"
     include: list[str] = field(default_factory=list)
     exclude: list[str] = field(default_factory=list)
-    max_file_bytes: int = 20_000_000
+    max_file_bytes: int = MAX_FILE_BYTES
     max_depth: int = 32
     url_base: str | None = None
     url_suffix: str = ""  # appended to page URLs made from sources, e.g. ".html" for Sphinx
@@ -487,6 +559,13 @@ def _lake(data: dict[str, Any], path: Path) -> LakeConfig:
     return lake
 
 
+def _max_file_bytes(value: object, path: Path) -> int:
+    """``max_file_bytes``, checked: the size limit of a file in a build and of a synced page."""
+    if not _whole(value, 1):
+        raise ConfigError(f"{path}: max_file_bytes must be a positive whole number, not {value!r}")
+    return int(value)  # type: ignore[arg-type]
+
+
 def _format(value: object, path: Path) -> str:
     if value not in FORMATS:
         raise ConfigError(f"{path}: unknown format {value!r}: use one of {', '.join(FORMATS)}")
@@ -535,7 +614,7 @@ def load_processing_config(name: str, root: Path | None = None) -> ProcessingCon
         format=_format(data.get("format", "auto"), path),
         include=list(data.get("include") or []),
         exclude=list(data.get("exclude") or []),
-        max_file_bytes=int(data.get("max_file_bytes", 20_000_000)),
+        max_file_bytes=_max_file_bytes(data.get("max_file_bytes", MAX_FILE_BYTES), path),
         max_depth=int(data.get("max_depth", 32)),
         url_base=data.get("url_base") or None,
         url_suffix=str(data.get("url_suffix") or ""),

@@ -1,6 +1,7 @@
 """A polite HTTP client for one site: a user agent that names the project, a request rate and a
 number of requests in flight per host, retries with backoff on 429 and 5xx (honouring
-``Retry-After``), timeouts, redirects followed one hop at a time so that each hop is checked."""
+``Retry-After``), timeouts and a deadline per request, a size limit, redirects followed one hop
+at a time so that each hop is checked."""
 
 from __future__ import annotations
 
@@ -11,15 +12,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import metadata
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urldefrag, urljoin, urlsplit
 
 import httpx
 
-from docbuild.config import CrawlConfig
+from docbuild.config import MAX_FILE_BYTES, CrawlConfig
 
 RETRIED = frozenset({429, 500, 502, 503, 504})
 MAX_REDIRECTS = 10
-MAX_BODY_BYTES = 50_000_000
 MAX_RETRY_AFTER = 300.0
 """A server asking for a longer pause than this (seconds) gets its page counted as failed."""
 AGENT_TOKEN = "docs-mcp"
@@ -36,8 +36,18 @@ def user_agent() -> str:
 
 
 class FetchError(Exception):
-    """A request that failed for good: the host could not be reached, it timed out, or it kept
-    answering 429 or 5xx. Nothing is deleted because of one."""
+    """A request that failed: the host could not be reached, it timed out, or it kept answering
+    429 or 5xx. Nothing is deleted because of one, and the next sync asks again."""
+
+
+class Unreachable(FetchError):
+    """A request the host gave no answer to: it refused or dropped the connection, or did not
+    answer (or finish answering) in time."""
+
+
+class Refused(FetchError):
+    """A request that trying again will not fix: a body over the size limit, a redirect loop,
+    too many redirects."""
 
 
 @dataclass
@@ -59,6 +69,7 @@ class Pace:
         self.interval = interval
         self.next_at = 0.0
         self.lock = asyncio.Lock()
+        self.starts: list[float] = []  # the start times handed out, in order (monotonic clock)
 
     async def wait(self) -> None:
         """Return when the next request may start."""
@@ -66,6 +77,7 @@ class Pace:
             now = time.monotonic()
             start = max(now, self.next_at)
             self.next_at = start + self.interval
+            self.starts.append(start)
         await asyncio.sleep(start - now)
 
     def pause(self, seconds: float) -> None:
@@ -76,8 +88,11 @@ class Pace:
 class PoliteClient:
     """GETs pages of one site within the crawl settings; use as ``async with``."""
 
-    def __init__(self, crawl: CrawlConfig, agent: str | None = None) -> None:
+    def __init__(
+        self, crawl: CrawlConfig, max_bytes: int = MAX_FILE_BYTES, agent: str | None = None
+    ) -> None:
         self.crawl = crawl
+        self.max_bytes = max_bytes  # a larger page is refused (max_file_bytes)
         self.agent = agent or user_agent()
         self.paces: dict[str, Pace] = {}
         self.slots: dict[str, asyncio.Semaphore] = {}
@@ -116,45 +131,59 @@ class PoliteClient:
         headers: dict[str, str] | None = None,
         keep: Callable[[httpx.Headers, str], bool] = lambda h, u: True,
         follow: Callable[[str], bool] = lambda u: True,
+        max_bytes: int | None = None,
     ) -> Response:
         """GET ``url``, following redirects that ``follow`` allows; the body is read only when
-        the status is 200 and ``keep(headers, final_url)`` says so. Raises :class:`FetchError`."""
+        the status is 200 and ``keep(headers, final_url)`` says so, and only up to ``max_bytes``
+        (default: the client's limit). Raises :class:`FetchError` (:class:`Refused` for a
+        failure that trying again will not fix)."""
+        limit = max_bytes or self.max_bytes
         redirects: list[str] = []
         current = url
         for _ in range(MAX_REDIRECTS + 1):
-            response = await self._attempts(current, headers or {}, keep)
+            response = await self._attempts(current, headers or {}, keep, limit)
             location = response.headers.get("location")
             if response.status not in (301, 302, 303, 307, 308) or not location:
                 response.redirects = redirects
                 return response
             redirects.append(current)
             target = urljoin(current, location)
+            if urldefrag(target)[0] in redirects:
+                raise Refused(f"redirect loop: {' → '.join([*redirects, target])}")
             if not follow(target):
                 return Response(current, response.status, response.headers, None, redirects, target)
             current = target
-        raise FetchError(f"{url}: more than {MAX_REDIRECTS} redirects")
+        raise Refused(f"more than {MAX_REDIRECTS} redirects (the last to {current})")
 
     async def _attempts(
-        self, url: str, headers: dict[str, str], keep: Callable[[httpx.Headers, str], bool]
+        self,
+        url: str,
+        headers: dict[str, str],
+        keep: Callable[[httpx.Headers, str], bool],
+        limit: int,
     ) -> Response:
         host = urlsplit(url).netloc
         pace = self._pace(host)
-        last = ""
+        last, error = "", FetchError
         for attempt in range(self.crawl.retries + 1):
             await pace.wait()
             async with self.slots[host]:
                 try:
-                    response = await self._once(url, headers, keep)
+                    async with asyncio.timeout(self.crawl.deadline):
+                        response = await self._once(url, headers, keep, limit)
                 except httpx.ConnectError as exc:  # refused or no such host: not worth retrying
-                    raise FetchError(f"cannot reach {host}: {describe(exc)}") from None
+                    raise Unreachable(f"cannot reach {host}: {describe(exc)}") from None
                 except httpx.TimeoutException:
-                    last = f"no answer within {self.crawl.timeout:g} s"
+                    last, error = f"no answer within {self.crawl.timeout:g} s", Unreachable
+                except TimeoutError:  # the deadline: a body that trickles in
+                    last = f"not complete within {self.crawl.deadline:g} s (crawl.deadline)"
+                    error = Unreachable
                 except httpx.TransportError as exc:
-                    last = f"cannot reach {host}: {describe(exc)}"
+                    last, error = f"cannot reach {host}: {describe(exc)}", Unreachable
                 else:
                     if response.status not in RETRIED:
                         return response
-                    last = f"HTTP {response.status}"
+                    last, error = f"HTTP {response.status}", FetchError
                     wait = retry_after(response.headers.get("retry-after"))
                     if wait is not None and wait > MAX_RETRY_AFTER:
                         raise FetchError(f"{last}, retry after {wait:.0f} s: given up")
@@ -163,24 +192,34 @@ class PoliteClient:
                         continue
             if attempt < self.crawl.retries:
                 await asyncio.sleep(min(30.0, 2**attempt) * (0.5 + random.random() / 2))
-        raise FetchError(f"{last} (after {self.crawl.retries + 1} tries)")
+        tries = self.crawl.retries + 1
+        raise error(f"{last} (after {tries} {'try' if tries == 1 else 'tries'})")
 
     async def _once(
-        self, url: str, headers: dict[str, str], keep: Callable[[httpx.Headers, str], bool]
+        self,
+        url: str,
+        headers: dict[str, str],
+        keep: Callable[[httpx.Headers, str], bool],
+        limit: int,
     ) -> Response:
         self.requests += 1
         async with self.client.stream("GET", url, headers=headers) as r:
             if r.status_code != 200 or not keep(r.headers, url):
                 return Response(url, r.status_code, r.headers)
-            size = int(r.headers.get("content-length") or 0)
-            if size > MAX_BODY_BYTES:
-                raise FetchError(f"{size} bytes: larger than {MAX_BODY_BYTES // 1_000_000} MB")
+            size = r.headers.get("content-length", "")
+            if size.isdigit() and int(size) > limit:
+                raise Refused(f"{int(size):,} bytes, {too_large(limit)}")
             body = bytearray()
             async for piece in r.aiter_bytes():
                 body += piece
-                if len(body) > MAX_BODY_BYTES:
-                    raise FetchError(f"larger than {MAX_BODY_BYTES // 1_000_000} MB")
+                if len(body) > limit:
+                    raise Refused(too_large(limit))
             return Response(url, 200, r.headers, bytes(body))
+
+
+def too_large(limit: int) -> str:
+    """Why a body over ``limit`` bytes is refused."""
+    return f"larger than max_file_bytes ({limit:,} bytes), which the build would skip"
 
 
 def retry_after(value: str | None) -> float | None:

@@ -4,11 +4,14 @@ sitemap entries. Each is read with a parser (lxml for HTML and XML, markdown-it 
 from __future__ import annotations
 
 import gzip
+import hashlib
 from dataclasses import dataclass, field
 
 import lxml.etree
 import lxml.html
 from markdown_it import MarkdownIt
+
+from docbuild.readers.html import main_content
 
 SITEMAP_NS = "{http://www.sitemaps.org/schemas/sitemap/0.9}"
 _XML = lxml.etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False, recover=True)
@@ -21,6 +24,7 @@ class PageLinks:
     links: list[str] = field(default_factory=list)  # hrefs of <a> and <area>, as written
     canonical: str | None = None  # <link rel=canonical href>, as written
     base: str | None = None  # <base href>, which relative links are resolved against
+    text: str = ""  # a digest of the main content's words: two URLs of one page share it
 
 
 def html_links(body: bytes) -> PageLinks:
@@ -42,7 +46,13 @@ def html_links(body: bytes) -> PageLinks:
             found.base = found.base or href
         elif "nofollow" not in rel and not el.get("download"):
             found.links.append(href)
+    found.text = text_digest(" ".join(r.text_content() for r in main_content(root)[0]))
     return found
+
+
+def text_digest(text: str) -> str:
+    """A digest of ``text``'s words (spacing and line breaks ignored)."""
+    return hashlib.sha256(" ".join(text.split()).encode("utf-8")).hexdigest()
 
 
 def llms_links(text: str) -> list[str]:

@@ -1,6 +1,6 @@
 """``.sync.json`` of a synced site: one record per page kept (its URLs, validators, content hash,
-when it was fetched and what the site answered), written atomically so that an interrupted sync
-leaves a manifest the next one resumes from."""
+when it was fetched and what the site answered) and the URLs refused for good, written
+atomically so that an interrupted sync leaves a manifest the next one resumes from."""
 
 from __future__ import annotations
 
@@ -9,10 +9,12 @@ import json
 import os
 import tempfile
 from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 SYNC_FILE = ".sync.json"
+REFUSED_DAYS = 7
+"""A URL refused for good (too large, a redirect loop) is not asked about again for this long."""
 PARTIAL_SUFFIX = ".part"
 """Pages being written are named ``.NAME.part`` until complete, then renamed into place."""
 
@@ -36,6 +38,26 @@ class PageRecord:
     etag: str | None = None
     last_modified: str | None = None
     aliases: list[str] = field(default_factory=list)  # other URLs found to be this page
+    depth: int = 0  # links from the start page (0: the start page, or named by a sitemap)
+
+
+@dataclass
+class Refusal:
+    """A URL that failed in a way trying again will not fix (too large, a redirect loop)."""
+
+    reason: str
+    since: str  # when it was first refused (ISO 8601)
+
+    @property
+    def until(self) -> str:
+        """The day from which it is asked about again."""
+        return (
+            (datetime.fromisoformat(self.since) + timedelta(days=REFUSED_DAYS)).date().isoformat()
+        )
+
+    def due(self) -> bool:
+        """Whether it is time to ask about it again."""
+        return datetime.now(UTC).date().isoformat() >= self.until
 
 
 @dataclass
@@ -47,6 +69,7 @@ class Manifest:
     synced_at: str | None = None  # when the last complete sync ended; None while under way
     complete: bool = False
     pages: dict[str, PageRecord] = field(default_factory=dict)  # file (relative) -> record
+    refused: dict[str, Refusal] = field(default_factory=dict)  # URL -> why, since when
 
     @property
     def revision(self) -> str:
@@ -70,6 +93,7 @@ class Manifest:
             "synced_at": self.synced_at,
             "complete": self.complete,
             "pages": {name: asdict(record) for name, record in sorted(self.pages.items())},
+            "refused": {url: asdict(refusal) for url, refusal in sorted(self.refused.items())},
         }
         write_atomically(folder / SYNC_FILE, (json.dumps(data, indent=1) + "\n").encode())
 
@@ -83,12 +107,14 @@ class Manifest:
         if not isinstance(data, dict) or data.get("kind") != "site":
             return None
         pages = {name: PageRecord(**record) for name, record in data.get("pages", {}).items()}
+        refused = {url: Refusal(**why) for url, why in (data.get("refused") or {}).items()}
         return cls(
             origin=data["origin"],
             started_at=data.get("started_at") or now(),
             synced_at=data.get("synced_at"),
             complete=bool(data.get("complete")),
             pages=pages,
+            refused=refused,
         )
 
 

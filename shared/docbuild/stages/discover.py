@@ -12,7 +12,8 @@ from docbuild.config import DocVersion, ProcessingConfig
 from docbuild.confine import DANGLING, OUTSIDE, inside, shown
 from docbuild.documents import FileProblem
 from docbuild.formats import DEFAULT_EXCLUDES, DEFAULT_PATTERNS
-from docbuild.services.sync import source_revision, sync_source
+from docbuild.services.sync import SyncIncomplete, source_revision, sync_source
+from docbuild.site.report import sync_unfinished
 
 ALWAYS_EXCLUDED = ["**/.*", "**/.*/**", "**/node_modules/**"]
 
@@ -143,12 +144,17 @@ def discover_version(
     of = f" of version {version.label}" if version.label else ""
     if not source.path.exists() and source.synced:
         log(f"source {source.path}{of} not synced yet: syncing it first")
-        log(sync_source(version.config, version.label))
+        first_sync(version)
     if not source.path.exists():
         raise BuildError(
             f"source folder {source.path}{of} does not exist: fix {version.key} in {config_file}"
         )
     files, problems = discover_sources(version.config)
+    unfinished = sync_unfinished(source.path, version.config.name) if source.site_url else None
+    if unfinished and not files:
+        raise BuildError(unfinished)
+    if unfinished:
+        log(f"warning: {unfinished}; building from the pages it has")
     report.problems.extend(labelled(problems, version.label))
     if version.label is not None:
         report.versions.append(
@@ -157,3 +163,15 @@ def discover_version(
             )
         )
     return files
+
+
+def first_sync(version: DocVersion) -> None:
+    """Sync a source the build finds missing. Pages that failed are a warning (the build goes on
+    with the rest); a sync that stopped before the end fails the build."""
+    try:
+        log(sync_source(version.config, version.label))
+    except SyncIncomplete as exc:
+        log(exc.summary)
+        if exc.stopped:
+            raise BuildError(exc.problem) from None
+        log(f"warning: {exc.problem}")
