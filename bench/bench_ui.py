@@ -1,6 +1,7 @@
 """Benchmark the maintainers' web page: server time of every route, on a real build and at scale.
 
 Run: .venv/bin/python bench/bench_ui.py [--server servers/NAME] [--scale 100000] [--runs 5]
+     [--views 12]
 
 Without --server it builds the Mojo manual server into a temporary project first (about a
 minute). It copies the server folder into a temporary project (its build history, report and
@@ -9,17 +10,26 @@ chunks (``bench_server.grow``; it has no build history, so its history page only
 asks every route of each through the app in process (Starlette's test client: server time, no
 network). Prints the time to open each server (its database and model, once per UI process),
 then per route the first request and the median of --runs more (goal: 300 ms each at 100k
-chunks).
+chunks). Then, over real HTTP (uvicorn in this process), the search page's time with no build
+view open and with --views build views open (each an event stream following a build that is
+running: a small server's build, paused once it holds its lock), and the UI's thread count.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
+import re
 import shutil
+import signal
+import socket
 import statistics
 import sys
 import tempfile
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -55,9 +65,11 @@ def distinct_paths(database: Path) -> None:
 
 def routes(client, name: str) -> dict[str, str]:
     """Each route of one server, with realistic arguments (opening the server first: printed)."""
+    from docbuild.ui.app import document_url
+
     ui = client.app.state.ui
     start = time.perf_counter()
-    engine = ui.project.server(name).runtime().engine
+    engine = ui.project.server(name).engine()
     print(f"  open the server (database, model)    {(time.perf_counter() - start) * 1000:7.1f} ms")
     document = max(engine.store.catalog.documents, key=lambda d: d.chunks)
     snapshots = [s["snapshot_id"] for s in _snapshots(ui, name)]
@@ -69,7 +81,7 @@ def routes(client, name: str) -> dict[str, str]:
         "report": f"/servers/{name}",
         "history (and a comparison)": history,
         "search (three modes + tool text)": f"/servers/{name}/search?q=QUERY",
-        f"document ({document.chunks} chunks)": f"/servers/{name}/documents/{document.path}",
+        f"document ({document.chunks} chunks)": document_url(name, document.path),
         "quality": f"/servers/{name}/quality",
         "build": f"/servers/{name}/build",
     }
@@ -86,7 +98,7 @@ def _snapshots(ui, name: str) -> list[dict]:
 
 def measure(client, name: str, runs: int) -> None:
     asked = iter(queries(10 * runs + 10, seed=11))
-    chunks = client.app.state.ui.project.server(name).info()["chunk_count"]
+    chunks = client.app.state.ui.project.server(name).info().chunk_count
     print(f"server {name}: {chunks:,} chunks")
     for label, url in routes(client, name).items():
         times = []
@@ -103,6 +115,83 @@ def measure(client, name: str, runs: int) -> None:
         )
 
 
+@contextlib.contextmanager
+def served(app) -> Iterator[str]:
+    """``app`` served by uvicorn on a free loopback port, in this process; yields its URL."""
+    import uvicorn
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    while not server.started:
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(10)
+
+
+@contextlib.contextmanager
+def paused_build(http, project: Path) -> Iterator[None]:
+    """A build of a one-page server started from the page, paused once it holds its lock (so it
+    runs for as long as the block does), then let go and followed to its end."""
+    from docbuild.services.scaffold import scaffold
+    from docbuild.ui.builds import lock_holder
+
+    source = project / "one-page"
+    source.mkdir(exist_ok=True)
+    (source / "page.md").write_text("# One page\n\nA page to build while views watch.\n")
+    scaffold("watched", str(source), "md", root=project)
+    form = http.get("/servers/watched/build").text
+    token = re.search(r'name="token" value="([^"]+)"', form).group(1)
+    http.post("/servers/watched/build", data={"token": token})
+    while (pid := lock_holder(project / "servers" / "watched" / "build")) is None:
+        time.sleep(0.05)
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        yield
+    finally:
+        os.kill(pid, signal.SIGCONT)
+        with http.stream("GET", "/servers/watched/build/events") as events:
+            for chunk in events.iter_text():
+                if "event: end" in chunk:
+                    break
+
+
+def measure_views(project: Path, name: str, views: int, runs: int) -> None:
+    """The search page over HTTP with no build view open, then with ``views`` open."""
+    import httpx
+    from docbuild.ui.app import create_app
+
+    asked = iter(queries(4 * runs + 4, seed=13))
+    print(f"server {name}: the search page over HTTP while a build runs")
+    with (
+        served(create_app(project)) as url,
+        httpx.Client(base_url=url, timeout=60, follow_redirects=True) as http,
+        paused_build(http, project),
+    ):
+        http.get(f"/servers/{name}/search", params={"q": next(asked)})  # open the server
+        for open_views in (0, views):
+            with contextlib.ExitStack() as stack:
+                for _ in range(open_views):
+                    stack.enter_context(http.stream("GET", "/servers/watched/build/events"))
+                time.sleep(1.5)
+                times = []
+                for _ in range(runs):
+                    start = time.perf_counter()
+                    http.get(f"/servers/{name}/search", params={"q": next(asked)})
+                    times.append((time.perf_counter() - start) * 1000)
+                print(
+                    f"  {open_views:2d} build views open: search median "
+                    f"{statistics.median(times):7.1f} ms, max {max(times):7.1f} ms (n={runs}); "
+                    f"{threading.active_count()} threads"
+                )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--server", type=Path, help="a built server folder (default: build Mojo)")
@@ -110,6 +199,7 @@ def main() -> None:
         "--scale", type=int, default=100_000, help="chunks of the grown copy (0: none)"
     )
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--views", type=int, default=12, help="build views open (0: skip)")
     args = parser.parse_args()
     from docbuild.ui.app import create_app
     from starlette.testclient import TestClient
@@ -130,6 +220,8 @@ def main() -> None:
         measure(client, "real", args.runs)
         if args.scale:
             measure(client, "grown", args.runs)
+        if args.views:
+            measure_views(project, "real", args.views, 4 * args.runs)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

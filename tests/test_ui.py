@@ -1,24 +1,41 @@
 """The maintainers' web page, route by route, over a real build: what a maintainer sees on each
-page, the build started from it, and every bad input (foreign hosts, crafted paths, huge
-queries, a second build, a missing token)."""
+page, the build started from it, every bad input (foreign hosts and origins, crafted paths, huge
+queries, a second build, a missing token, an open redirect), and every fault of a server's files
+(invalid YAML, a truncated or locked database, a missing model) explained on the page."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
 import time
+from collections.abc import Iterator
 from html import unescape
 from pathlib import Path
 
+import duckdb
+import httpx
 import pytest
+import uvicorn
 from conftest import build_pages
 from docbuild.cli import main as docbuild
 from docbuild.config import load_processing_config
 from docbuild.pipeline import Build
+from docbuild.services.scaffold import scaffold
 from docbuild.ui.app import create_app
+from docbuild.ui.builds import LOG_NAME, lock_holder
 from docbuild.ui.serve import UIError, serve
-from docbuild.util.build_lock import build_lock
+from docbuild.util.build_lock import BuildLocked, build_lock
 from docserve.answers import Answers
+from docserve.doctor import Install
+from docserve.doctor import report as doctor_report
 from docserve.render import CharCounter
 from starlette.testclient import TestClient
 
@@ -32,8 +49,21 @@ PAGES = {
     "caching.md": f"# Caching\n\n## Expiry\n\n{LONG}\n\n## Sizing\n\nThe cache holds 1000 entries.\n",
     "themes.md": "# Themes\n\n## Dark mode\n\nDark mode swaps the palette for light text.\n",
     "broken.md": "",  # an empty file: skipped, with the reason on the report
+    "what?.md": "# Questions\n\nWhy do quokkas smile at the camera?\n",
+    "weird name #1.md": "# Weird names\n\nAxolotls keep their gills all their lives.\n",
+    "café.md": "# Café\n\nThe barista pours a flat white with capybaras on the foam.\n",
 }
+ODD_NAMES = {"what?.md": "quokkas", "weird name #1.md": "axolotls", "café.md": "capybaras"}
 SECRET = "the outside file's secret words"
+HEADERS = {  # what every response must carry
+    "content-security-policy": (
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+        "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+    ),
+    "x-frame-options": "DENY",
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "no-referrer",
+}
 
 
 def text_of(html: str) -> str:
@@ -44,16 +74,16 @@ def text_of(html: str) -> str:
 @pytest.fixture(scope="module")
 def project(tmp_path_factory, embedder) -> Path:
     root = tmp_path_factory.mktemp("ui")
-    outside = root / "elsewhere"
-    outside.mkdir()
-    (outside / "secret.md").write_text(f"# Outside\n\n{SECRET}.\n")
-    build_pages(root, NAME, {**PAGES, "outside.md": "placeholder"}, embedder)
-    (root / "corpus" / "outside.md").unlink()
-    (root / "corpus" / "outside.md").symlink_to(outside / "secret.md")
+    build_pages(root, NAME, {**PAGES, "outside.md": "# Outside\n\nA placeholder.\n"}, embedder)
     (root / "corpus" / "themes.md").write_text(
         PAGES["themes.md"] + "\n## Fonts\n\nSerif headings.\n"
     )
     Build(load_processing_config(NAME, root), embedder).run()  # the second build: a history
+    outside = root / "elsewhere"  # a page indexed, then its source made a link out of the folder
+    outside.mkdir()
+    (outside / "secret.md").write_text(f"# Outside\n\n{SECRET}.\n")
+    (root / "corpus" / "outside.md").unlink()
+    (root / "corpus" / "outside.md").symlink_to(outside / "secret.md")
     questions = root / "questions.jsonl"
     questions.write_text(
         json.dumps(
@@ -190,7 +220,7 @@ def test_a_crafted_or_unknown_path_is_a_404(client: TestClient, path: str):
 
 def test_a_symlink_out_of_the_source_folder_is_not_read(client: TestClient):
     page = client.get(f"/servers/{NAME}/documents/outside.md")
-    assert page.status_code == 200  # the build followed the link and indexed the page
+    assert page.status_code == 200  # built while it was a file; its source is now a link
     source = page.text.split('class="source"')[1]
     assert SECRET not in source and "not in the server" in source
 
@@ -202,17 +232,59 @@ def test_unknown_server_is_a_clear_404(client: TestClient):
         assert NAME in page.text  # the servers that do exist
 
 
-def test_quality_charts_every_recorded_run(client: TestClient):
+def test_result_links_open_documents_with_odd_names(client: TestClient):
+    """A page named with ``?``, ``#``, spaces or non-ASCII: its result link is encoded, and
+    following it as a browser does opens that document."""
+    for path, word in ODD_NAMES.items():
+        page = client.get(f"/servers/{NAME}/search", params={"q": word, "mode": "keyword"})
+        first = page.text.split('class="hit"', 2)[1]
+        href = unescape(re.search(r'<a class="crumbs" href="([^"]+)"', first).group(1))
+        assert href.startswith(f"/servers/{NAME}/documents/") and " " not in href
+        opened = client.get(href)
+        assert opened.status_code == 200, href
+        assert f"<code>{path}</code>" in opened.text and word in opened.text.lower()
+
+
+def test_quality_draws_one_line_per_question_file(client: TestClient, project: Path):
+    """Two question files scored on the same build: a line each, titled with its path in the
+    project, each point labelled with its build and date."""
+    other = project / "more" / "questions.jsonl"  # the same file name, another folder
+    other.parent.mkdir()
+    question = {
+        "id": "q2",
+        "query": "how do I install it from a wheel",
+        "kind": "howto",
+        "relevant": [{"path": "nowhere.md", "heading": "Nowhere"}],  # never found: 0.000
+    }
+    other.write_text(json.dumps(question) + "\n")
+    assert docbuild(["eval", NAME, "--queries", str(other)]) == 0
     page = client.get(f"/servers/{NAME}/quality")
     assert page.status_code == 200
-    assert "<polyline" in page.text and "hybrid section Hit@5" in page.text
+    charts = re.findall(r'<figure class="chart">(.*?)</figure>', page.text, re.S)
+    assert len(charts) == 2
+    titles = [text_of(re.search(r"<figcaption>(.*?)</figcaption>", c).group(1)) for c in charts]
+    assert titles == [
+        "questions.jsonl · hybrid section Hit@5",
+        "more/questions.jsonl · hybrid section Hit@5",
+    ]
+    values = [re.findall(r"<title>([^<]*)</title>", c) for c in charts]
+    history = project / "servers" / NAME / "eval" / "history.jsonl"
+    first, second = (json.loads(line) for line in history.read_text().splitlines())
+    assert first["snapshot_id"] == second["snapshot_id"]  # the same build
+    build, day = f"build {second['snapshot_id']}", second["time"][:10]
+    assert values == [[f"{build}, {first['time'][:10]}: 1.000"], [f"{build}, {day}: 0.000"]]
+    assert build in text_of(charts[1]) and day in text_of(charts[1])  # the x axis
     seen = text_of(page.text)
-    assert "1 questions" in seen and "howto Hit@5" in seen
+    assert "1 questions more/questions.jsonl" in seen and "howto Hit@5" in seen
 
 
-def test_foreign_hosts_and_origins_are_refused(client: TestClient):
-    assert client.get("/", headers={"host": "evil.example"}).status_code == 403
-    assert client.get("/", headers={"origin": "http://evil.example"}).status_code == 403
+def test_foreign_hosts_and_origins_are_refused_in_the_page_s_words(client: TestClient):
+    host = client.get("/", headers={"host": "evil.example"})
+    assert host.status_code == 403 and "docbuild ui --host" in host.text
+    origin = client.get("/", headers={"origin": "http://evil.example"})
+    assert origin.status_code == 403 and "own address" in origin.text
+    for refused in (host, origin):
+        assert "allowed_origins" not in refused.text and "allowed_hosts" not in refused.text
     assert client.get("/", headers={"origin": "http://127.0.0.1:8780"}).status_code == 200
 
 
@@ -231,10 +303,263 @@ def test_a_token_guards_every_page_beyond_loopback(project: Path):
         serve(project, host="0.0.0.0", port=0)
 
 
+@pytest.mark.parametrize(
+    ("asked", "location"),
+    [
+        ("//evil.example/%2e%2e?token=s3cret", "/evil.example/%2e%2e"),
+        ("/\\evil.example/?token=s3cret&q=x", "/evil.example/?q=x"),
+        (
+            f"/servers/{NAME}/documents/what%3F.md?token=s3cret&chunk=0",
+            f"/servers/{NAME}/documents/what%3F.md?chunk=0",
+        ),
+    ],
+)
+def test_the_token_redirect_stays_on_this_origin(project: Path, asked: str, location: str):
+    """``?token=`` redirects to the same path, still encoded, never to ``//host``."""
+    app = create_app(project, token="s3cret", allowed_hosts=["docs.internal"])
+    with TestClient(app, base_url="http://docs.internal:8780") as guarded:
+        answer = guarded.get(f"http://docs.internal:8780{asked}", follow_redirects=False)
+    target = answer.headers["location"]
+    assert answer.status_code == 303 and "s3cret" not in target
+    assert target.startswith("/") and not target.startswith(("//", "/\\", "/%5C"))
+    assert target == location
+
+
+def test_the_page_s_own_origin_is_accepted_beyond_loopback(project: Path):
+    """Served under a host name with a token (``docbuild ui --host docs.internal``), the page's
+    own requests carry its origin: they pass, and a foreign one is refused in the page's words."""
+    app = create_app(project, token="s3cret", allowed_hosts=["docs.internal"])
+    own = {"origin": "http://docs.internal:8780", "authorization": "Bearer s3cret"}
+    with TestClient(app, base_url="http://docs.internal:8780") as guarded:
+        page = guarded.get(f"/servers/{NAME}/build", headers=own)
+        assert page.status_code == 200
+        for origin in ("http://docs.internal:8780", "null"):  # null: a form under no-referrer
+            stale = guarded.post(
+                f"/servers/{NAME}/build", data={"token": "stale"}, headers={**own, "origin": origin}
+            )
+            assert stale.status_code == 403 and "form is out of date" in text_of(stale.text)
+        foreign = guarded.post(
+            f"/servers/{NAME}/build",
+            data={"token": "x"},
+            headers={**own, "origin": "http://evil.example"},
+        )
+    assert foreign.status_code == 403 and "own address (http://docs.internal:8780/)" in foreign.text
+    assert "allowed_origins" not in foreign.text
+
+
+def secured(response: httpx.Response) -> bool:
+    return all(response.headers.get(k) == v for k, v in HEADERS.items())
+
+
+def test_every_response_carries_the_security_headers(client: TestClient, project: Path):
+    """Pages, static files, errors and the guard's own answers; and no page has an inline script
+    or style, which the policy would block."""
+    pages = [
+        "/",
+        f"/servers/{NAME}",
+        f"/servers/{NAME}/history",
+        f"/servers/{NAME}/search?q=caching",
+        f"/servers/{NAME}/documents/caching.md",
+        f"/servers/{NAME}/quality",
+        f"/servers/{NAME}/build",
+        "/servers/nope",
+        "/no/such/page",
+    ]
+    for url in pages:
+        page = client.get(url)
+        assert secured(page), url
+        assert not re.search(r"<script(?![^>]*\bsrc=)|\sstyle=|<style", page.text), url
+    for url in ("/static/ui.css", "/static/build.js", f"/servers/{NAME}/build/events?after=x"):
+        assert secured(client.get(url)), url
+    assert secured(client.get("/", headers={"host": "evil.example"}))  # 403
+    assert secured(client.get("/?q=" + "z" * 5000))  # 400
+    guarded = TestClient(create_app(project, "s3cret", ["*"]), base_url="http://docs.internal")
+    assert secured(guarded.get("/"))  # 401
+    assert secured(guarded.get("/?token=s3cret", follow_redirects=False))  # 303
+
+
+def test_a_stored_url_is_a_link_only_when_it_is_http(faulty: Path):
+    """Defence in depth: a chunk's URL comes from the documentation; whatever the build lets
+    through, the page links only http(s). (The build refuses such URLs, so the test writes them
+    into a copy of a built database: a fault that cannot be made by a build.)"""
+    name = "stored-urls"
+    database = broken_copy(faulty, name) / "runtime" / "stored_urls.db"
+    hostile = [
+        "javascript:alert(1)",
+        " JavaScript:alert(2)",
+        "data:text/html,<script>alert(3)</script>",
+        "vbscript:msgbox(4)",
+        "file:///etc/passwd",
+    ]
+    con = duckdb.connect(str(database))
+    paths = [p for (p,) in con.execute("SELECT DISTINCT path FROM chunks ORDER BY path").fetchall()]
+    urls = dict(zip(paths, [*hostile, "https://docs.example/ok"], strict=False))
+    for path, url in urls.items():
+        con.execute("UPDATE chunks SET url = ?, section_url = ? WHERE path = ?", [url, url, path])
+    con.close()
+    client = TestClient(create_app(faulty), base_url="http://127.0.0.1:8780")
+    for path, url in urls.items():
+        page = client.get(f"/servers/{name}/documents/{path}")
+        assert page.status_code == 200
+        hrefs = [unescape(h).strip().lower() for h in re.findall(r'href="([^"]*)"', page.text)]
+        assert all(h.startswith(("/", "#", "https://", "http://")) for h in hrefs), hrefs
+        if url.startswith("https://"):
+            assert url in hrefs
+        else:
+            assert url.strip() in text_of(page.text)  # shown, as text
+
+
+# -- faults of a server's files: every page explains them --------------------------------------
+
+
+@pytest.fixture(scope="module")
+def faulty(tmp_path_factory, embedder) -> Path:
+    """A project with one built server, ``base``, to copy and damage."""
+    root = tmp_path_factory.mktemp("ui-faults")
+    pages = {
+        f"page{i}.md": f"# Page {i}\n\n## Part\n\nPage {i} is about kites.\n" for i in range(6)
+    }
+    build_pages(root, "base", pages, embedder)
+    return root
+
+
+def broken_copy(project: Path, name: str) -> Path:
+    """A copy of the built server ``base`` as server ``name``, to damage."""
+    target = project / "servers" / name
+    shutil.copytree(project / "servers" / "base", target, symlinks=True)
+    (target / "runtime" / "base.db").rename(target / "runtime" / f"{name.replace('-', '_')}.db")
+    return target
+
+
+def doctor_says(project: Path, name: str, capsys) -> list[tuple[str, str]]:
+    """The ``--doctor`` report's failures for server ``name``: (what is wrong, the fix)."""
+    doctor_report(Install.read(name, project / "servers" / name))
+    printed = capsys.readouterr().out
+    return re.findall(r"^FAIL\s+\S+(?: \S+)*?\s{2,}(.+)\n\s+fix: (.+)$", printed, re.M)
+
+
+def explained(page: httpx.Response, name: str, status: int, state: str) -> str:
+    """The page's text, once it is the fault page: status, state, navigation, no traceback."""
+    seen = text_of(page.text)
+    assert page.status_code == status, seen
+    assert f"{name}: {state}" in seen
+    assert f'href="/servers/{name}/build"' in page.text.split("</header>")[0]  # the nav
+    assert "Traceback" not in page.text and "Internal Server Error" not in page.text
+    return seen
+
+
+def index_row(client: TestClient, name: str) -> str:
+    row = re.search(rf'<tr>\s*<td><a href="/servers/{name}">.*?</tr>', client.get("/").text, re.S)
+    return text_of(row.group(0))
+
+
+SERVER_PAGES = ("", "/search?q=kites", "/documents/page1.md")
+
+
+def test_a_truncated_database_is_explained_in_the_doctor_s_words(faulty: Path, capsys):
+    name = "truncated"
+    database = broken_copy(faulty, name) / "runtime" / "truncated.db"
+    database.write_bytes(database.read_bytes()[: database.stat().st_size // 3])
+    client = TestClient(create_app(faulty), base_url="http://127.0.0.1:8780")
+    said = doctor_says(faulty, name, capsys)
+    assert said and "cannot be read" in said[0][0]
+    for page in SERVER_PAGES:
+        seen = explained(client.get(f"/servers/{name}{page}"), name, 503, "database unreadable")
+        for detail, fix in said:
+            assert detail in seen and fix.replace("`", "") in seen
+    assert f"database unreadable: {said[0][0]}" in index_row(client, name)
+
+
+@pytest.mark.parametrize("config", ["processing_config.yaml", "server_config.yaml"])
+def test_invalid_yaml_is_explained_with_its_line(faulty: Path, config: str):
+    name = f"bad-{config.split('_')[0]}"
+    (broken_copy(faulty, name) / "config" / config).write_text("search:\n  top_k: [5\nx: 1\n")
+    client = TestClient(create_app(faulty), base_url="http://127.0.0.1:8780")
+    pages = SERVER_PAGES if config.startswith("processing") else SERVER_PAGES[1:]
+    for page in pages:
+        seen = explained(client.get(f"/servers/{name}{page}"), name, 503, "config invalid")
+        assert f"{config} is not valid YAML" in seen and "(line 3, column 2)" in seen
+        assert "correct the file as the error says" in seen
+    if config.startswith("processing"):  # the index reads the build's configuration
+        row = index_row(client, name)
+        assert "config invalid" in row and "(line 3, column 2)" in row and "not built" not in row
+
+
+def test_a_locked_database_is_explained(faulty: Path):
+    """Another program holds the database open for writing (a real second process)."""
+    name = "locked"
+    database = broken_copy(faulty, name) / "runtime" / "locked.db"
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            f"import duckdb, sys; c = duckdb.connect({str(database)!r}); "
+            "print('held', flush=True); sys.stdin.read()",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        client = TestClient(create_app(faulty), base_url="http://127.0.0.1:8780")
+        for page in SERVER_PAGES:
+            seen = explained(client.get(f"/servers/{name}{page}"), name, 503, "database unreadable")
+            assert f"(PID {holder.pid})" in seen and "close the program that holds" in seen
+        assert "database unreadable" in index_row(client, name)
+    finally:
+        holder.stdin.close()
+        holder.wait(10)
+
+
+def test_a_server_not_built_yet_says_how_to_build_it(faulty: Path):
+    name = "fresh"
+    scaffold(name, str(faulty / "corpus"), "md", root=faulty)
+    client = TestClient(create_app(faulty), base_url="http://127.0.0.1:8780")
+    for page in SERVER_PAGES:
+        seen = explained(client.get(f"/servers/{name}{page}"), name, 404, "not built")
+        assert "fresh.db not found" in seen and "rebuild it with tools/build_mcp.sh fresh" in seen
+    assert "not built" in index_row(client, name)
+
+
+def test_a_missing_model_file_is_explained_on_the_search_page(faulty: Path):
+    name = "no-model"
+    (broken_copy(faulty, name) / "runtime" / "model" / "model.safetensors").unlink()
+    client = TestClient(create_app(faulty), base_url="http://127.0.0.1:8780")
+    page = client.get(f"/servers/{name}/search", params={"q": "kites"})
+    assert page.status_code == 200  # it still answers, by keyword
+    seen = text_of(page.text)
+    assert (
+        "model.safetensors missing" in seen
+        and "rebuild it with tools/build_mcp.sh no-model" in seen
+    )
+    assert "Page 0 › Part" in seen and "Traceback" not in page.text
+
+
+def test_an_unexpected_error_is_a_page_without_a_traceback(faulty: Path, capfd):
+    """An eval record the quality page cannot draw (a hand-edited history): the catch-all."""
+    name = "odd-history"
+    history = broken_copy(faulty, name) / "eval" / "history.jsonl"
+    history.parent.mkdir(exist_ok=True)
+    score = {"mode": "hybrid", "section_hit": {"5": 0.5}}  # the other figures missing
+    history.write_text(json.dumps({"time": "2026-01-01T00:00:00", "scores": [score]}) + "\n")
+    client = TestClient(create_app(faulty), base_url="http://127.0.0.1:8780")
+    page = client.get(f"/servers/{name}/quality")
+    seen = text_of(page.text)
+    assert page.status_code == 500 and secured(page)
+    assert re.search(r"unexpected error \(\w+Error: ", seen) and "Traceback" not in page.text
+    assert f'href="/servers/{name}/build"' in page.text  # the server's navigation
+    assert "Traceback" in capfd.readouterr().err  # for the maintainer, in the UI's output
+
+
+# -- builds -----------------------------------------------------------------------------------
+
+
 def wait_for_end(client: TestClient, timeout: float = 180) -> str:
     """The build's event stream, read to its end."""
     deadline = time.monotonic() + timeout
     with client.stream("GET", f"/servers/{NAME}/build/events") as events:
+        assert secured(events)
         body = ""
         for chunk in events.iter_text():
             body += chunk
@@ -243,14 +568,18 @@ def wait_for_end(client: TestClient, timeout: float = 180) -> str:
     return body
 
 
+def form_token(client: TestClient) -> str:
+    page = client.get(f"/servers/{NAME}/build")
+    return re.search(r'name="token" value="([^"]+)"', page.text).group(1)
+
+
 def test_a_build_starts_by_post_streams_its_stages_and_refuses_a_second(
     client: TestClient, project: Path
 ):
-    page = client.get(f"/servers/{NAME}/build")
-    token = re.search(r'name="token" value="([^"]+)"', page.text).group(1)
+    token = form_token(client)
     assert client.post(f"/servers/{NAME}/build", data={"token": "forged"}).status_code == 403
     started = client.post(f"/servers/{NAME}/build", data={"token": token}, follow_redirects=False)
-    assert started.status_code == 303
+    assert started.status_code == 303 and secured(started)
     second = client.post(f"/servers/{NAME}/build", data={"token": token})
     assert second.status_code == 409
     assert f"another build of {NAME} is running" in text_of(second.text)
@@ -259,9 +588,99 @@ def test_a_build_starts_by_post_streams_its_stages_and_refuses_a_second(
     assert "[embed] done in" in events and "event: stages" in events
     after = text_of(client.get(f"/servers/{NAME}/build").text)  # the log stays readable
     assert "Finished" in after and "[materialize] ..." in after and "package" in after
-    with build_lock(project / "servers" / NAME / "build", NAME, False, lambda _: None):
-        held = client.post(f"/servers/{NAME}/build", data={"token": token})
-    assert held.status_code == 409 and "is running (pid" in text_of(held.text)
+
+
+def test_a_page_build_holds_the_lock_before_it_answers(client: TestClient, project: Path):
+    """A terminal build started just after the page answered is refused with the CLI's
+    message: the page's build already holds the lock."""
+    work_dir = project / "servers" / NAME / "build"
+    started = client.post(
+        f"/servers/{NAME}/build", data={"token": form_token(client)}, follow_redirects=False
+    )
+    assert started.status_code == 303
+    try:
+        with pytest.raises(BuildLocked) as refused, build_lock(work_dir, NAME):
+            pass
+        pid = client.app.state.ui.builds.last(NAME).pid
+        assert str(refused.value) == (
+            f"another build of {NAME} is running (pid {pid}); wait for it or pass --wait"
+        )
+    finally:
+        events = wait_for_end(client)
+    assert re.search(r"event: end\r?\ndata: 0", events)
+
+
+def test_a_build_refused_by_a_terminal_build_leaves_page_and_log_alone(
+    client: TestClient, project: Path
+):
+    work_dir = project / "servers" / NAME / "build"
+    log = work_dir / LOG_NAME
+    kept = log.read_bytes() if log.exists() else None
+    before = text_of(client.get(f"/servers/{NAME}/build").text)
+    with build_lock(work_dir, NAME):  # a build in a terminal
+        held = client.post(f"/servers/{NAME}/build", data={"token": form_token(client)})
+        assert held.status_code == 409
+        refusal = text_of(held.text)
+        assert f"another build of {NAME} is running (pid {os.getpid()})" in refusal
+    assert (log.read_bytes() if log.exists() else None) == kept
+    after = text_of(client.get(f"/servers/{NAME}/build").text)
+    assert after == before and "Failed" not in after
+
+
+@contextlib.contextmanager
+def served(app) -> Iterator[str]:
+    """``app`` served by uvicorn on a free loopback port, in this process; yields its URL."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    while not server.started:
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(10)
+
+
+def test_open_build_views_hold_no_thread(project: Path):
+    """Twelve build views open on a running build (its process paused, so it runs for as long
+    as the test needs): the UI's threads stay as many, and search still answers."""
+    work_dir = project / "servers" / NAME / "build"
+    with (
+        served(create_app(project)) as url,
+        httpx.Client(base_url=url, timeout=30, follow_redirects=True) as http,
+    ):
+        token = re.search(r'name="token" value="([^"]+)"', http.get(f"/servers/{NAME}/build").text)
+        started = http.post(f"/servers/{NAME}/build", data={"token": token.group(1)})
+        assert started.status_code == 200 and "Running since" in started.text
+        deadline = time.monotonic() + 60
+        while (pid := lock_holder(work_dir)) is None:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            assert http.get(f"/servers/{NAME}/search", params={"q": "caching"}).status_code == 200
+            threads = threading.active_count()
+            with contextlib.ExitStack() as views:
+                for _ in range(12):
+                    view = views.enter_context(http.stream("GET", f"/servers/{NAME}/build/events"))
+                    assert view.status_code == 200
+                time.sleep(1.5)  # every view has looked for new lines a few times
+                search = http.get(f"/servers/{NAME}/search", params={"q": "cache expiry"})
+                assert search.status_code == 200 and "Caching › Expiry" in text_of(search.text)
+                assert threading.active_count() <= threads + 1
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        with http.stream("GET", f"/servers/{NAME}/build/events") as events:
+            body = ""
+            for chunk in events.iter_text():
+                body += chunk
+                if "event: end" in body:
+                    break
+    assert re.search(r"event: end\r?\ndata: 0", body)
 
 
 def test_starting_a_build_by_get_is_not_possible(client: TestClient):

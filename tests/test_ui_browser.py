@@ -1,8 +1,9 @@
 """The maintainers' web page in a real headless Chromium (Debian's ``chromium``, installed by
 ``tools/install_chromium.sh``), driven by Playwright, against ``docbuild ui`` started as a user
-starts it: every route renders, the playground finds a known section and links to it in the
-chunk browser, the report draws its charts, and a build started from the page streams its
-stages to the end. Screenshots go to ``$DOCMCP_UI_SCREENSHOTS`` (``docs/ui`` for the docs), else
+starts it: every route renders with nothing blocked by the page's Content-Security-Policy, the
+playground finds a known section and links to it in the chunk browser (also for a page whose
+file name has ``?``, ``#``, spaces and an accent), the report draws its charts, and a build
+started from the page streams its stages to the end. Screenshots go to ``$DOCMCP_UI_SCREENSHOTS`` (``docs/ui`` for the docs), else
 to the test's temporary folder."""
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 import pytest
 from docbuild.config import load_processing_config
@@ -30,6 +32,7 @@ NAME = "docs-mcp-docs"  # the quickstart's server: this repository's docs/
 QUESTIONS = REPO / "tests" / "eval" / "docs-mcp-docs.jsonl"
 QUERY = "what does weak_margin do"
 SECTION = "A weak answer says so"
+ODD = "odd names? #1 café.md"  # a file name a link must encode
 
 
 class Site(str):
@@ -54,6 +57,7 @@ def site(tmp_path_factory, embedder) -> Iterator[str]:
     root = tmp_path_factory.mktemp("ui-browser")
     corpus = root / "corpus"
     shutil.copytree(REPO / "docs", corpus, ignore=shutil.ignore_patterns("ui"))
+    (corpus / ODD).write_text("# Odd names\n\n## Quokkas\n\nQuokkas smile at the camera.\n")
     (root / "servers").mkdir()
     scaffold(NAME, str(corpus), "md", root=root)
     Build(load_processing_config(NAME, root), embedder).run()
@@ -98,7 +102,15 @@ def page(site: str):
             executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"]
         )
         tab = browser.new_page(viewport={"width": 1280, "height": 900})
+        tab.blocked = []  # what the Content-Security-Policy refused, as Chromium reports it
+
+        def console(message) -> None:
+            if "Content Security Policy" in message.text:
+                tab.blocked.append(message.text)
+
+        tab.on("console", console)
         yield tab
+        assert tab.blocked == []
         browser.close()
 
 
@@ -147,6 +159,15 @@ def test_the_playground_finds_a_section_and_links_to_its_chunk(page, site: str, 
     assert SECTION in outline and "Fusion and rerank" in outline
     assert "### A weak answer says so" in page.locator("section.source").inner_text()
     page.screenshot(path=shots / "document.png")
+
+
+def test_a_result_link_opens_a_page_with_an_odd_file_name(page, site: str):
+    page.goto(f"{site}/servers/{NAME}/search?q=quokkas&mode=keyword")
+    page.locator("section.column a.crumbs").first.click()
+    page.wait_for_load_state()
+    assert unquote(urlsplit(page.url).path) == f"/servers/{NAME}/documents/{ODD}"
+    assert page.locator("main p.muted code").first.inner_text() == ODD
+    assert "Quokkas smile" in page.locator("article.chunk.focus").inner_text()
 
 
 def test_a_build_from_the_page_shows_its_stages_to_the_end(page, site: Site, shots: Path):

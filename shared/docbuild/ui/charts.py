@@ -13,6 +13,7 @@ LABEL_WIDTH = 130
 ROW = 22
 PLOT_HEIGHT = 160
 MARGIN = 28
+TICK_SPACING = 80  # x-axis labels closer than this would overlap
 
 
 @dataclass
@@ -39,19 +40,32 @@ class BarChart:
 
 
 @dataclass
+class Point:
+    """One run on a line chart: where it is, and the build and date it scored."""
+
+    x: float
+    y: float
+    build: str
+    date: str
+    value: str
+
+
+@dataclass
 class LineChart:
-    """A line through points (a headline figure across builds), on a 0..1 scale."""
+    """A line through points (a headline figure across builds), on a 0..1 scale; ``ticks`` are
+    the points labelled under the x axis (every one when they fit, else the first and last)."""
 
     width: int
     height: int
-    points: list[tuple[float, float, str, str]]  # x, y, point label, value
+    points: list[Point]
     axis: list[tuple[float, str]]
     title: str = ""
+    ticks: list[Point] = field(default_factory=list)
 
     @property
     def path(self) -> str:
         """The SVG polyline's ``points`` attribute."""
-        return " ".join(f"{x:.1f},{y:.1f}" for x, y, _, _ in self.points)
+        return " ".join(f"{p.x:.1f},{p.y:.1f}" for p in self.points)
 
 
 def stage_bars(seconds: dict[str, float], title: str = "seconds per stage") -> BarChart:
@@ -92,13 +106,16 @@ def histogram(
     return BarChart(WIDTH, PLOT_HEIGHT + 2 * MARGIN + 10, bars, axis, title)
 
 
-def trend(points: list[tuple[str, float]], title: str) -> LineChart:
-    """A figure between 0 and 1 across runs, oldest left."""
-    span = WIDTH - 2 * MARGIN - 20
+def trend(points: list[tuple[str, str, float]], title: str) -> LineChart:
+    """A figure between 0 and 1 across runs, oldest left: ``(build, date, value)`` each."""
+    span = WIDTH - 2 * MARGIN - 60
     step = span / max(1, len(points) - 1)
     placed = [
-        (MARGIN + 20 + i * step, MARGIN + PLOT_HEIGHT * (1 - value), label, f"{value:.3f}")
-        for i, (label, value) in enumerate(points)
+        Point(
+            MARGIN + 40 + i * step, MARGIN + PLOT_HEIGHT * (1 - value), build, date, f"{value:.3f}"
+        )
+        for i, (build, date, value) in enumerate(points)
     ]
+    ticks = placed if step >= TICK_SPACING or len(placed) == 1 else [placed[0], placed[-1]]
     axis = [(MARGIN + PLOT_HEIGHT * (1 - v), f"{v:.1f}") for v in (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)]
-    return LineChart(WIDTH, PLOT_HEIGHT + 2 * MARGIN + 16, placed, axis, title)
+    return LineChart(WIDTH, PLOT_HEIGHT + 2 * MARGIN + 30, placed, axis, title, ticks)

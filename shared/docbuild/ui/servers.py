@@ -17,6 +17,7 @@ from typing import Any
 import duckdb
 from docserve.build_info import BuildInfo
 from docserve.config import load_settings
+from docserve.doctor import Check, Install, reason, server_checks
 from docserve.duck import connect
 from docserve.folder import ServerFolder
 from docserve.runtime import IndexUnavailable, Runtime, file_identity
@@ -27,14 +28,34 @@ from docbuild.config import ConfigError, ProcessingConfig, load_processing_confi
 from docbuild.services.evaluate import load_runs
 
 HISTOGRAM_BINS = 16
+CONFIG_INVALID = "config invalid"
+NOT_BUILT = "not built"
+UNREADABLE = "database unreadable"
+STATES = {  # the state a failed check of the doctor puts a server in
+    "processing config": CONFIG_INVALID,
+    "config": CONFIG_INVALID,
+    "model": "model files missing or changed",
+    "encoder": "encoder file missing or changed",
+    "database vs model": "built with another model",
+}
 
 
 class UnknownServer(LookupError):
     """No server folder of that name."""
 
 
-class UnknownDocument(LookupError):
-    """The server has no document at that path."""
+@dataclass(frozen=True)
+class Fault:
+    """What is wrong with a server's files: its state, and the doctor's failed checks (what is
+    wrong, and the fix), the one that decides the state first."""
+
+    state: str
+    checks: list[Check]
+
+    @property
+    def status(self) -> int:
+        """404 before the first build; 503 when the server's files cannot be used."""
+        return 404 if self.state == NOT_BUILT else 503
 
 
 @dataclass(frozen=True)
@@ -105,12 +126,9 @@ class Server:
         return self.config.database_path
 
     def info(self) -> BuildInfo | None:
-        """The served database's build info (None when there is no database yet)."""
-        try:
-            database = self.database
-        except ConfigError:
-            return None
-        identity = file_identity(database)
+        """The served database's build info (None when there is no database yet); raises
+        ConfigError or DuckDB's error when the configuration or the database cannot be read."""
+        identity = file_identity(self.database)
         if identity is None:
             return None
         if self._info and self._info[0] == identity:
@@ -119,6 +137,32 @@ class Server:
             info = BuildInfo.read(con)
         self._info = (identity, info)
         return info
+
+    def require_info(self) -> BuildInfo:
+        """The build info; raises :class:`IndexUnavailable` before the first build."""
+        info = self.info()
+        if info is None:
+            raise IndexUnavailable(f"database {self.database} not found")
+        return info
+
+    def diagnose(self) -> Fault | None:
+        """What is wrong with this server's files, in ``--doctor``'s words (None: nothing)."""
+        install = Install.read(self.name, self.root)
+        try:
+            self.check_config()
+        except ConfigError as exc:
+            check = Check("processing config", False, reason(exc), install.repair_config)
+            return Fault(CONFIG_INVALID, [check])
+        failed = [check for check in server_checks(install) if not check.ok]
+        if not failed:
+            return None
+        failed.sort(key=lambda c: (STATES.get(c.name) != CONFIG_INVALID, c.name != "database"))
+        first = failed[0]
+        if first.name == "database":
+            state = UNREADABLE if self.database.exists() else NOT_BUILT
+        else:
+            state = STATES.get(first.name, first.name)
+        return Fault(state, failed)
 
     def read(self) -> duckdb.DuckDBPyConnection:
         """A short-lived read-only connection to the served database."""
@@ -187,14 +231,11 @@ class Server:
                 )
             return self._runtime
 
-    def engine(self) -> SearchEngine | None:
+    def engine(self) -> SearchEngine:
         """The engine over the last finished build: a newer database file starts loading in the
-        background (as a running MCP server picks it up) while this one answers; None when
-        there is no database to read (``runtime().error`` says why)."""
-        try:
-            return self.runtime().require()
-        except IndexUnavailable:
-            return None
+        background (as a running MCP server picks it up) while this one answers; raises
+        :class:`IndexUnavailable` when there is no database to read."""
+        return self.runtime().require()
 
     def source_file(self, path: str, version: str | None) -> Path | None:
         """The source file of document ``path`` (of ``version``), only when it lies inside the

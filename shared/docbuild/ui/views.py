@@ -34,6 +34,7 @@ class Hit:
 
     rank: int
     path: str
+    document_id: str | None  # set when the path holds several documents (JSONL records)
     version: str | None
     crumbs: str
     chunk_index: int
@@ -63,6 +64,7 @@ class Playground:
     columns: list[Column]
     tool_text: str
     tool_ms: float
+    no_vector: bool  # the query could not be embedded: every mode searched by keyword
 
 
 def run_playground(
@@ -107,7 +109,7 @@ def run_playground(
         answer = answers.search(query, mode=mode or "hybrid", **filters)
     except AnswerError as exc:
         raise BadRequest(str(exc)) from None
-    return Playground(query, columns, answer.text, answer.data["took_ms"])
+    return Playground(query, columns, answer.text, answer.data["took_ms"], vector is None)
 
 
 def _hit(
@@ -130,6 +132,7 @@ def _hit(
     return Hit(
         rank=rank,
         path=result.path,
+        document_id=record_id(result.document_id, result.path, result.version),
         version=result.version,
         crumbs=breadcrumb(result.title, result.section_hierarchy),
         chunk_index=result.chunk_index,
@@ -169,13 +172,22 @@ class DocumentView:
     source_note: str
 
 
+def record_id(document_id: str, path: str, version: str | None) -> str | None:
+    """``document_id`` when it is not the file's own (a JSONL record's), else None."""
+    return None if document_id in (path, f"{version}/{path}") else document_id
+
+
 def document_view(
-    engine: SearchEngine, path: str, version: str | None, source: Path | None
+    engine: SearchEngine,
+    path: str,
+    version: str | None,
+    source: Path | None,
+    document_id: str | None = None,
 ) -> DocumentView:
-    """The document at ``path`` (raises FilterError when there is none); ``source`` is its file
-    (None when it cannot be shown)."""
+    """The document at ``path`` (one record, ``document_id``, of a file holding several; raises
+    FilterError when there is none); ``source`` is its file (None when it cannot be shown)."""
     catalog = engine.store.catalog
-    doc = catalog.document(path, catalog.resolve_version(version))
+    doc = catalog.document(path, catalog.resolve_version(version), document_id)
     rows = engine.store.document_rows(doc.document_id)
     chunks, previous = [], ""
     for row in rows:

@@ -199,18 +199,29 @@ class Catalog:
             if (version is None or doc.version == version) and (match is None or match(doc.path))
         ]
 
-    def document(self, path: str, version: str | None) -> DocumentEntry:
-        """The one document at ``path`` (exact, or without its extension) in ``version``."""
+    def document(
+        self, path: str, version: str | None, document_id: str | None = None
+    ) -> DocumentEntry:
+        """The one document at ``path`` (exact, or without its extension) in ``version``; a file
+        that holds several (the records of a JSONL export) is read one record at a time, named
+        by ``document_id``."""
         candidates = self.documents_of(version)
         exact = [d for d in candidates if d.path == path]
         found = exact or [d for d in candidates if d.path.rsplit(".", 1)[0] == path.rstrip("/")]
+        if document_id is not None:
+            found = [d for d in found if d.document_id == document_id]
         if len(found) == 1:
             return found[0]
         where = f" in version {version!r}" if version else ""
-        if len(found) > 1:
+        if len({d.version for d in found}) > 1:
             versions = ", ".join(repr(d.version) for d in found)
             raise FilterError(
                 f"{path!r} exists in several versions ({versions}): pass version to choose one"
+            )
+        if found:
+            raise FilterError(
+                f"{path!r}{where} holds {len(found)} documents (the records of one file): read "
+                "one with get_chunk(chunk_id), the id a search result gives"
             )
         similar = [d.path for d in candidates if path.rstrip("/").split("/")[-1] in d.path][:8]
         hint = f"; similar: {', '.join(similar)}" if similar else ""

@@ -91,6 +91,13 @@ class Install:
         return f"copy the server folder again, or rebuild it with `tools/build_mcp.sh {self.name}`"
 
     @property
+    def repair_config(self) -> str:
+        """The fix for a configuration file that cannot be read."""
+        if self.form == "folder":
+            return "correct the file as the error says, or copy the server folder again"
+        return self.restore_data
+
+    @property
     def restore_model(self) -> str:
         """The fix for missing or changed model files."""
         if self.form == "wheel" and self.model_distribution:
@@ -112,6 +119,20 @@ class Check:
     def line(self) -> str:
         text = f"{'ok  ' if self.ok else 'FAIL'}  {self.name:<22} {self.detail}"
         return text if self.ok or not self.fix else f"{text}\n      fix: {self.fix}"
+
+
+_YAML_MARK = re.compile(r'^\s+in ".*", line (\d+), column (\d+)', re.MULTILINE)
+
+
+def reason(exc: BaseException) -> str:
+    """An exception's message on one line; a YAML error keeps its problem and where it is."""
+    text = str(exc)
+    marks = _YAML_MARK.findall(text)
+    if not marks:
+        return text.split("\n")[0]
+    said = [line for line in text.split("\n") if line.strip() and not line[0].isspace()]
+    line, column = marks[-1]
+    return f"{'; '.join(said)} (line {line}, column {column})"
 
 
 def requirements_file(path: Path) -> list[str]:
@@ -189,7 +210,7 @@ def check_extension(name: str, install: Install) -> Check:
         return Check(
             label,
             False,
-            str(exc).split("\n")[0],
+            reason(exc),
             install.install_command(f"duckdb-ext-{name}=={version}.*"),
         )
     return Check(label, True, f"loads ({path.parent.name})")
@@ -258,10 +279,14 @@ def check_database(database: Path, weights: str | None, install: Install) -> lis
         info = BuildInfo.read(con)
         con.close()
     except Exception as exc:
-        reason = str(exc).split("\n")[0]
-        return [
-            Check("database", False, f"{database} cannot be read: {reason}", install.restore_data)
-        ]
+        why = reason(exc)
+        fix = (
+            "close the program that holds the database open (the error names its PID), then "
+            "try again"
+            if "Could not set lock" in why
+            else install.restore_data
+        )
+        return [Check("database", False, f"{database} cannot be read: {why}", fix)]
     checks = [
         Check(
             "database",
@@ -313,17 +338,28 @@ def run_checks(install: Install, config_path: Path | None = None) -> list[Check]
         return checks  # nothing below can run without DuckDB
     for name in ("vss", "fts"):
         checks.append(check_extension(name, install))
+    return checks + server_checks(install, config_path)
+
+
+def server_checks(install: Install, config_path: Path | None = None) -> list[Check]:
+    """The checks of the server's own files, in repair order: its configuration, its model and
+    its database (``--doctor`` runs them after Python's and the packages'; the maintainers' page
+    shows the ones that fail)."""
     database = ServerFolder(install.root, install.name).database
 
     def config() -> list[Check]:
         nonlocal database
         from .config import load_settings
+        from .settings import SettingsError
 
-        settings = load_settings(install.name, install.root, config_path)
+        try:
+            settings = load_settings(install.name, install.root, config_path)
+        except SettingsError as exc:
+            return [Check("config", False, reason(exc), install.repair_config)]
         database = settings.database
         return [Check("config", True, str(settings.config_path or "defaults (no config file)"))]
 
-    checks += _guarded("config", config, install)
+    checks = _guarded("config", config, install)
     model, weights = check_model(install)
     checks.append(model)
     checks += _guarded("database", lambda: check_database(database, weights, install), install)
@@ -335,7 +371,7 @@ def _guarded(name: str, run: Callable[[], list[Check]], install: Install) -> lis
     try:
         return run()
     except Exception as exc:  # e.g. a dependency that failed its own check above
-        return [Check(name, False, str(exc).split("\n")[0], install.restore_data)]
+        return [Check(name, False, reason(exc), install.restore_data)]
 
 
 def report(install: Install, config_path: Path | None = None) -> int:
