@@ -23,7 +23,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import statistics
 import sys
 import tempfile
@@ -33,8 +32,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # endpoints.served
 
 from bench_server import build_mojo, grow, queries
+from endpoints import served
 
 
 def copy_server(server: Path, project: Path, name: str) -> Path:
@@ -113,26 +114,6 @@ def measure(client, name: str, runs: int) -> None:
             f"  {label:<36} first {times[0]:7.1f} ms, then median "
             f"{statistics.median(times[1:]):7.1f} ms (n={runs})"
         )
-
-
-@contextlib.contextmanager
-def served(app) -> Iterator[str]:
-    """``app`` served by uvicorn on a free loopback port, in this process; yields its URL."""
-    import uvicorn
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    while not server.started:
-        time.sleep(0.05)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(10)
 
 
 @contextlib.contextmanager

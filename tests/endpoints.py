@@ -217,3 +217,24 @@ def running(endpoint: Endpoint) -> Iterator[Endpoint]:
         yield endpoint
     finally:
         endpoint.stop()
+
+
+@contextlib.contextmanager
+def served(app) -> Iterator[str]:
+    """``app`` (ASGI) served by uvicorn on a free loopback port, in this process; yields its
+    URL."""
+    import uvicorn
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    while not server.started:
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(10)

@@ -11,19 +11,16 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from html import unescape
 from pathlib import Path
 
 import duckdb
 import httpx
 import pytest
-import uvicorn
 from conftest import build_pages
 from docbuild.cli import main as docbuild
 from docbuild.config import load_processing_config
@@ -37,6 +34,7 @@ from docserve.answers import Answers
 from docserve.doctor import Install
 from docserve.doctor import report as doctor_report
 from docserve.render import CharCounter
+from endpoints import served
 from starlette.testclient import TestClient
 
 NAME = "ui-docs"
@@ -625,24 +623,6 @@ def test_a_build_refused_by_a_terminal_build_leaves_page_and_log_alone(
     assert (log.read_bytes() if log.exists() else None) == kept
     after = text_of(client.get(f"/servers/{NAME}/build").text)
     assert after == before and "Failed" not in after
-
-
-@contextlib.contextmanager
-def served(app) -> Iterator[str]:
-    """``app`` served by uvicorn on a free loopback port, in this process; yields its URL."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    while not server.started:
-        time.sleep(0.05)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(10)
 
 
 def test_open_build_views_hold_no_thread(project: Path):
