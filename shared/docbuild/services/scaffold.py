@@ -105,11 +105,15 @@ def site_lines(url: str, crawl: CrawlConfig, path: str) -> list[str]:
         "(api/**); empty: all",
         f"  exclude: {json.dumps(crawl.exclude)}",
         f"  max_pages: {crawl.max_pages}",
+        f"  max_link_depth: {defaults.max_link_depth}    # links followed from the start page",
+        f"  max_query_variants: {defaults.max_query_variants}   # URLs of one path that differ "
+        "only by their query (a link trap's guard)",
         "  stay_under: null   # a URL prefix to stay under; null: the start URL's folder",
         f"  requests_per_second: {defaults.requests_per_second:g}   # per host; robots.txt's "
         "Crawl-delay can slow it",
         f"  max_in_flight: {defaults.max_in_flight}",
-        f"  timeout: {defaults.timeout:g}         # seconds",
+        f"  timeout: {defaults.timeout:g}         # seconds without progress",
+        f"  deadline: {defaults.deadline:g}       # seconds a request may take in all",
         f"  retries: {defaults.retries}           # after a 429, a 5xx or a timeout",
     ]
 
